@@ -1,0 +1,102 @@
+/* The node process and its rank threads: who is running, how a rank waits,
+ * how errors end a job. Every other subsystem reaches the calling rank
+ * through `strand_self`. */
+#ifndef STRAND_CORE_H
+#define STRAND_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mpi.h"
+#include "../pt2pt/pt2pt_state.h"
+
+#define STRAND_EXPORT __attribute__((visibility("default")))
+#define STRAND_LIKELY(x) __builtin_expect(!!(x), 1)
+#define STRAND_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* MPI_ functions are weak aliases of their PMPI_ definitions, so a profiling
+ * library can interpose MPI_ names. Use after the PMPI_ definition. */
+#define STRAND_MPI_ALIAS(name) \
+    extern __typeof__(P##name) name __attribute__((weak, alias("P" #name), visibility("default")))
+
+enum rank_mpi_state { RANK_MPI_NOT_STARTED, RANK_MPI_INITIALIZED, RANK_MPI_FINALIZED };
+
+/* A rank sleeps on `seq` when it has nothing to do; whoever changes
+ * something it may be waiting for calls rank_wake(). */
+struct rank_waiter {
+    atomic_uint seq;
+    atomic_int sleepers;
+};
+
+struct rank {
+    int world_rank;
+    enum rank_mpi_state mpi_state;
+    int thread_level;
+    pthread_t init_thread;          /* thread that called MPI_Init[_thread] */
+    pthread_t program_thread;
+    int exit_status;
+    struct rank_waiter waiter;
+    struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
+    struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
+    struct strand_comm *comm_self;
+};
+
+struct node_config {
+    int nranks;
+    bool bind_cores;
+    size_t stack_size;
+    int universe_size;
+    size_t eager_limit;
+};
+
+struct node {
+    struct node_config config;
+    struct rank **ranks;            /* by world rank */
+    int ncores;
+    int spin_limit;                 /* polls before a waiter sleeps */
+    double wtime_base;
+    bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
+    atomic_int ranks_running;
+};
+
+extern struct node strand_node;
+extern __thread struct rank *strand_self;
+
+/* Interface used by privatize/ (the program loader). */
+STRAND_EXPORT struct rank *strand_current_rank(void);
+STRAND_EXPORT int strand_rank_world_number(struct rank *r);
+STRAND_EXPORT void strand_thread_adopt_rank(struct rank *r);
+STRAND_EXPORT int strand_rank_is_main_thread(struct rank *r);
+STRAND_EXPORT int strand_node_run(int (*rank_main)(void *arg), void *arg);
+STRAND_EXPORT _Noreturn void strand_job_abort(int status, const char *message);
+
+/* Waiting: spin briefly, then sleep until woken. `done` is polled. */
+typedef bool (*rank_wait_cond)(void *arg);
+void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
+void rank_wake_slow(struct rank *r);
+
+static inline void rank_wake(struct rank *r)
+{
+    /* Pairs with the sleeper's increment of `sleepers` before its final
+     * check: either it sees our update or we see it asleep. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
+        rank_wake_slow(r);
+}
+
+/* Called on the first MPI_Init in a thread that is not a rank thread. */
+int node_start_singleton(void);
+struct rank *rank_create(int world_rank);
+void rank_destroy(struct rank *r);
+
+/* Errors (core/errors.c). `where` is the MPI function name. */
+const char *error_class_name(int errclass);
+int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+_Noreturn void error_fatal(const char *where, int code, const char *message);
+/* Checks that MPI is initialized and not finalized for the calling thread. */
+int error_check_initialized(const char *where);
+
+#endif

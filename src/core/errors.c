@@ -1,0 +1,193 @@
+/* Error classes, their strings, and reporting an error through the error
+ * handler of the object involved (DESIGN §13). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../comm/comm.h"
+#include "core.h"
+#include "errhandler.h"
+
+STRAND_EXPORT struct strand_errhandler strand_errhandler_fatal = { .kind = ERRHANDLER_FATAL, .predefined = true };
+STRAND_EXPORT struct strand_errhandler strand_errhandler_return = { .kind = ERRHANDLER_RETURN, .predefined = true };
+
+static const struct {
+    int errclass;
+    const char *name;
+    const char *text;
+} error_classes[] = {
+    { MPI_SUCCESS, "MPI_SUCCESS", "no error" },
+    { MPI_ERR_BUFFER, "MPI_ERR_BUFFER", "invalid buffer pointer" },
+    { MPI_ERR_COUNT, "MPI_ERR_COUNT", "invalid count argument" },
+    { MPI_ERR_TYPE, "MPI_ERR_TYPE", "invalid datatype" },
+    { MPI_ERR_TAG, "MPI_ERR_TAG", "invalid tag" },
+    { MPI_ERR_COMM, "MPI_ERR_COMM", "invalid communicator" },
+    { MPI_ERR_RANK, "MPI_ERR_RANK", "invalid rank" },
+    { MPI_ERR_REQUEST, "MPI_ERR_REQUEST", "invalid request" },
+    { MPI_ERR_ROOT, "MPI_ERR_ROOT", "invalid root" },
+    { MPI_ERR_GROUP, "MPI_ERR_GROUP", "invalid group" },
+    { MPI_ERR_OP, "MPI_ERR_OP", "invalid reduction operation" },
+    { MPI_ERR_TOPOLOGY, "MPI_ERR_TOPOLOGY", "invalid topology" },
+    { MPI_ERR_DIMS, "MPI_ERR_DIMS", "invalid dimension argument" },
+    { MPI_ERR_ARG, "MPI_ERR_ARG", "invalid argument" },
+    { MPI_ERR_UNKNOWN, "MPI_ERR_UNKNOWN", "unknown error" },
+    { MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE", "message truncated on receive" },
+    { MPI_ERR_OTHER, "MPI_ERR_OTHER", "other error" },
+    { MPI_ERR_INTERN, "MPI_ERR_INTERN", "internal error" },
+    { MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS", "error code is in status" },
+    { MPI_ERR_PENDING, "MPI_ERR_PENDING", "pending request" },
+    { MPI_ERR_ACCESS, "MPI_ERR_ACCESS", "permission denied" },
+    { MPI_ERR_AMODE, "MPI_ERR_AMODE", "invalid file access mode" },
+    { MPI_ERR_ASSERT, "MPI_ERR_ASSERT", "invalid assert argument" },
+    { MPI_ERR_BAD_FILE, "MPI_ERR_BAD_FILE", "invalid file name" },
+    { MPI_ERR_BASE, "MPI_ERR_BASE", "invalid base address" },
+    { MPI_ERR_CONVERSION, "MPI_ERR_CONVERSION", "data conversion error" },
+    { MPI_ERR_DISP, "MPI_ERR_DISP", "invalid displacement" },
+    { MPI_ERR_DUP_DATAREP, "MPI_ERR_DUP_DATAREP", "data representation already registered" },
+    { MPI_ERR_FILE_EXISTS, "MPI_ERR_FILE_EXISTS", "file exists" },
+    { MPI_ERR_FILE_IN_USE, "MPI_ERR_FILE_IN_USE", "file in use" },
+    { MPI_ERR_FILE, "MPI_ERR_FILE", "invalid file handle" },
+    { MPI_ERR_INFO_KEY, "MPI_ERR_INFO_KEY", "invalid info key" },
+    { MPI_ERR_INFO_NOKEY, "MPI_ERR_INFO_NOKEY", "info key not defined" },
+    { MPI_ERR_INFO_VALUE, "MPI_ERR_INFO_VALUE", "invalid info value" },
+    { MPI_ERR_INFO, "MPI_ERR_INFO", "invalid info object" },
+    { MPI_ERR_IO, "MPI_ERR_IO", "I/O error" },
+    { MPI_ERR_KEYVAL, "MPI_ERR_KEYVAL", "invalid attribute key" },
+    { MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE", "invalid lock type" },
+    { MPI_ERR_NAME, "MPI_ERR_NAME", "service name not published" },
+    { MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM", "out of memory" },
+    { MPI_ERR_NOT_SAME, "MPI_ERR_NOT_SAME", "arguments differ between processes" },
+    { MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE", "no space left on device" },
+    { MPI_ERR_NO_SUCH_FILE, "MPI_ERR_NO_SUCH_FILE", "no such file" },
+    { MPI_ERR_PORT, "MPI_ERR_PORT", "invalid port name" },
+    { MPI_ERR_QUOTA, "MPI_ERR_QUOTA", "quota exceeded" },
+    { MPI_ERR_READ_ONLY, "MPI_ERR_READ_ONLY", "file is read-only" },
+    { MPI_ERR_RMA_CONFLICT, "MPI_ERR_RMA_CONFLICT", "conflicting RMA accesses" },
+    { MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC", "wrong RMA synchronization" },
+    { MPI_ERR_SERVICE, "MPI_ERR_SERVICE", "invalid service name" },
+    { MPI_ERR_SIZE, "MPI_ERR_SIZE", "invalid size" },
+    { MPI_ERR_SPAWN, "MPI_ERR_SPAWN", "error spawning processes" },
+    { MPI_ERR_UNSUPPORTED_DATAREP, "MPI_ERR_UNSUPPORTED_DATAREP", "unsupported data representation" },
+    { MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation" },
+    { MPI_ERR_WIN, "MPI_ERR_WIN", "invalid window" },
+    { MPI_ERR_LASTCODE, "MPI_ERR_LASTCODE", "last error code" },
+};
+
+enum { ERROR_CLASS_COUNT = sizeof error_classes / sizeof error_classes[0] };
+
+static int class_index(int errclass)
+{
+    for (int i = 0; i < ERROR_CLASS_COUNT; i++)
+        if (error_classes[i].errclass == errclass)
+            return i;
+    return -1;
+}
+
+const char *error_class_name(int errclass)
+{
+    int i = class_index(errclass);
+    return i < 0 ? "MPI_ERR_UNKNOWN" : error_classes[i].name;
+}
+
+bool errhandler_valid_for(MPI_Errhandler e, enum errhandler_kind object_kind)
+{
+    if (e == MPI_ERRHANDLER_NULL)
+        return false;
+    return e->kind == ERRHANDLER_FATAL || e->kind == ERRHANDLER_RETURN || e->kind == object_kind;
+}
+
+void errhandler_retain(MPI_Errhandler e)
+{
+    if (!e->predefined)
+        atomic_fetch_add_explicit(&e->refcount, 1, memory_order_relaxed);
+}
+
+void errhandler_release(MPI_Errhandler e)
+{
+    if (e->predefined)
+        return;
+    if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1)
+        free(e);
+}
+
+_Noreturn void error_fatal(const char *where, int code, const char *message)
+{
+    char line[1024];
+    int rank = strand_self != NULL ? strand_self->world_rank : -1;
+    snprintf(line, sizeof line, "Strand MPI: fatal error in %s on rank %d: %s: %s\n",
+             where, rank, error_class_name(code), message);
+    strand_job_abort(1, line);
+}
+
+int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ...)
+{
+    char message[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+
+    struct strand_comm *c = comm_lookup(comm);
+    if (c == NULL)
+        c = comm_lookup(MPI_COMM_WORLD);
+    if (c == NULL)
+        error_fatal(where, code, message);
+    MPI_Errhandler e = c->errhandler;
+    switch (e->kind) {
+    case ERRHANDLER_RETURN:
+        return code;
+    case ERRHANDLER_COMM: {
+        MPI_Comm handle = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
+        e->fn.comm(&handle, &code);
+        return code;
+    }
+    default:
+        error_fatal(where, code, message);
+    }
+}
+
+int error_check_initialized(const char *where)
+{
+    struct rank *r = strand_self;
+    if (STRAND_LIKELY(r != NULL && r->mpi_state == RANK_MPI_INITIALIZED))
+        return MPI_SUCCESS;
+    const char *why = r == NULL || r->mpi_state == RANK_MPI_NOT_STARTED
+                          ? "MPI is not initialized (call MPI_Init first)"
+                          : "MPI has already been finalized";
+    error_fatal(where, MPI_ERR_OTHER, why);
+}
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (errorclass == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorclass must not be NULL");
+    if (class_index(errorcode) < 0)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Error_class);
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (string == NULL || resultlen == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "string and resultlen must not be NULL");
+    int i = class_index(errorcode);
+    if (i < 0)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", error_classes[i].name, error_classes[i].text);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Error_string);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    if (errhandler == NULL || *errhandler == MPI_ERRHANDLER_NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+    errhandler_release(*errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Errhandler_free);

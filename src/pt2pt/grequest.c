@@ -1,0 +1,66 @@
+/* Generalized requests (MPI-2.2 §12.2): operations the program completes
+ * itself, waited on with the ordinary Wait/Test calls. */
+#include "../comm/comm.h"
+#include "../datatype/datatype.h"
+#include "pt2pt.h"
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
+{
+    int rc = error_check_initialized("MPI_Grequest_start");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (query_fn == NULL || request == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Grequest_start",
+                            "query_fn and request must not be NULL");
+    struct strand_request *req = request_alloc(strand_self, REQUEST_GENERALIZED);
+    if (req == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Grequest_start", "cannot allocate a request");
+    req->query_fn = query_fn;
+    req->free_fn = free_fn;
+    req->cancel_fn = cancel_fn;
+    req->extra_state = extra_state;
+    req->type = MPI_DATATYPE_NULL;
+    request_set_empty_status(&req->status);
+    *request = req;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Grequest_start);
+
+int PMPI_Grequest_complete(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL || request->kind != REQUEST_GENERALIZED)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                            "not a generalized request");
+    /* May be called from any thread, even one that is not a rank. */
+    completion_signal(&request->done);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Grequest_complete);
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    const char *why;
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_elements", "status must be real");
+    int rc = dt_check_usable(datatype, &why);
+    if (rc != MPI_SUCCESS)
+        return error_report(MPI_COMM_WORLD, rc, "MPI_Status_set_elements", "%s", why);
+    if (count < 0)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Status_set_elements", "negative count %d", count);
+    /* Elements of a type's basic kind: bytes = count * basic element size. */
+    int per_element = dt_elements_from_bytes(datatype, datatype->size);
+    size_t basic = per_element > 0 ? datatype->size / (size_t)per_element : datatype->size;
+    status->strand_count = (long long)count * (long long)basic;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Status_set_elements);
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status must be real");
+    status->strand_cancelled = flag != 0;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Status_set_cancelled);

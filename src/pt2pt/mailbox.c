@@ -1,0 +1,317 @@
+/* The matching engine: a rank's mailbox holds its posted receives and the
+ * messages that arrived before a matching receive (unexpected). Senders
+ * match into it under its lock; all data copies happen outside the lock
+ * except the eager copy of a small unexpected message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../comm/comm.h"
+#include "../datatype/datatype.h"
+#include "pt2pt.h"
+
+enum { ENVELOPE_INLINE_BYTES = 256 };
+
+struct envelope {
+    struct atomic_stack_node link;   /* first: given back through an atomic stack */
+    struct envelope *next;
+    uint32_t context_id;
+    int source;
+    int tag;
+    size_t bytes;
+    bool rendezvous;
+    char *data;                      /* eager payload: inline_data or a kept heap buffer */
+    size_t capacity;
+    const void *send_buf;            /* rendezvous: the sender's data */
+    int send_count;
+    MPI_Datatype send_type;
+    struct completion *done;
+    char inline_data[ENVELOPE_INLINE_BYTES];
+};
+
+static inline bool matches(uint32_t want_context, int want_source, int want_tag,
+                           uint32_t context, int source, int tag)
+{
+    return want_context == context && (want_source == MPI_ANY_SOURCE || want_source == source) &&
+           (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+/* ---- envelope pool (under the mailbox lock) ---- */
+
+static struct envelope *envelope_get(struct mailbox *mb)
+{
+    if (mb->free_envelopes == NULL)
+        mb->free_envelopes = (struct envelope *)atomic_stack_take_all(&mb->returned_envelopes);
+    struct envelope *env = mb->free_envelopes;
+    if (env != NULL) {
+        mb->free_envelopes = (struct envelope *)env->link.next;
+        return env;
+    }
+    env = malloc(sizeof *env);
+    if (env == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory for an unexpected message\n");
+    env->data = env->inline_data;
+    env->capacity = ENVELOPE_INLINE_BYTES;
+    return env;
+}
+
+static void envelope_give_back(struct mailbox *mb, struct envelope *env)
+{
+    atomic_stack_push(&mb->returned_envelopes, &env->link);
+}
+
+static void envelope_reserve(struct envelope *env, size_t bytes)
+{
+    if (bytes <= env->capacity)
+        return;
+    char *grown = env->data == env->inline_data ? malloc(bytes) : realloc(env->data, bytes);
+    if (grown == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory for an eager message\n");
+    env->data = grown;
+    env->capacity = bytes;
+}
+
+static void envelope_destroy_list(struct envelope *env)
+{
+    while (env != NULL) {
+        struct envelope *next = (struct envelope *)env->link.next;
+        if (env->data != env->inline_data)
+            free(env->data);
+        free(env);
+        env = next;
+    }
+}
+
+/* ---- queues (under the mailbox lock) ---- */
+
+static struct strand_request *posted_take_match(struct mailbox *mb, const struct message *m)
+{
+    struct strand_request *prev = NULL;
+    for (struct strand_request *req = mb->posted_head; req != NULL; prev = req, req = req->next) {
+        if (!matches(req->context_id, req->peer, req->tag, m->context_id, m->source, m->tag))
+            continue;
+        if (prev == NULL)
+            mb->posted_head = req->next;
+        else
+            prev->next = req->next;
+        if (mb->posted_tail == req)
+            mb->posted_tail = prev;
+        return req;
+    }
+    return NULL;
+}
+
+static void posted_append(struct mailbox *mb, struct strand_request *req)
+{
+    req->next = NULL;
+    if (mb->posted_tail == NULL)
+        mb->posted_head = req;
+    else
+        mb->posted_tail->next = req;
+    mb->posted_tail = req;
+}
+
+static void unexpected_append(struct mailbox *mb, struct envelope *env)
+{
+    env->next = NULL;
+    if (mb->unexpected_tail == NULL)
+        mb->unexpected_head = env;
+    else
+        mb->unexpected_tail->next = env;
+    mb->unexpected_tail = env;
+}
+
+static void unexpected_unlink(struct mailbox *mb, struct envelope *prev, struct envelope *env)
+{
+    if (prev == NULL)
+        mb->unexpected_head = env->next;
+    else
+        prev->next = env->next;
+    if (mb->unexpected_tail == env)
+        mb->unexpected_tail = prev;
+}
+
+static struct envelope *unexpected_find(struct mailbox *mb, uint32_t context, int source, int tag,
+                                        struct envelope **prev_out)
+{
+    struct envelope *prev = NULL;
+    for (struct envelope *env = mb->unexpected_head; env != NULL; prev = env, env = env->next) {
+        if (matches(context, source, tag, env->context_id, env->source, env->tag)) {
+            *prev_out = prev;
+            return env;
+        }
+    }
+    return NULL;
+}
+
+/* ---- completing a receive ---- */
+
+static void receive_status(struct strand_request *req, int source, int tag, size_t sent, size_t copied)
+{
+    req->status.MPI_SOURCE = source;
+    req->status.MPI_TAG = tag;
+    req->status.MPI_ERROR = sent > copied ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    req->status.strand_cancelled = 0;
+    req->status.strand_count = (long long)copied;
+}
+
+enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
+                              struct completion *done)
+{
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    lite_lock(&mb->lock);
+    struct strand_request *req = posted_take_match(mb, m);
+    if (req != NULL) {
+        lite_unlock(&mb->lock);
+        size_t copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
+        receive_status(req, m->source, m->tag, m->bytes, copied);
+        completion_signal(&req->done);
+        return DELIVERED;
+    }
+    struct envelope *env = envelope_get(mb);
+    env->context_id = m->context_id;
+    env->source = m->source;
+    env->tag = m->tag;
+    env->bytes = m->bytes;
+    if (!sync && m->bytes <= strand_node.config.eager_limit) {
+        envelope_reserve(env, m->bytes);
+        dt_pack(env->data, m->buf, (size_t)m->count, m->type);
+        env->rendezvous = false;
+        env->done = NULL;
+        unexpected_append(mb, env);
+        bool wake = mb->probers > 0;
+        lite_unlock(&mb->lock);
+        if (wake)
+            rank_wake(dest);
+        return QUEUED_EAGER;
+    }
+    env->rendezvous = true;
+    env->send_buf = m->buf;
+    env->send_count = m->count;
+    env->send_type = m->type;
+    env->done = done;
+    done->queued = env;
+    done->queued_at = dest;
+    unexpected_append(mb, env);
+    bool wake = mb->probers > 0;
+    lite_unlock(&mb->lock);
+    if (wake)
+        rank_wake(dest);
+    return QUEUED_RENDEZVOUS;
+}
+
+static void consume_envelope(struct mailbox *mb, struct strand_request *req, struct envelope *env)
+{
+    size_t copied;
+    if (env->rendezvous) {
+        copied = dt_copy(req->buf, (size_t)req->count, req->type, env->send_buf,
+                         (size_t)env->send_count, env->send_type);
+        completion_signal(env->done);
+    } else {
+        copied = dt_unpack(req->buf, (size_t)req->count, req->type, env->data, env->bytes);
+    }
+    receive_status(req, env->source, env->tag, env->bytes, copied);
+    envelope_give_back(mb, env);
+}
+
+bool mailbox_post_receive(struct rank *self, struct strand_request *req)
+{
+    struct mailbox *mb = &self->pt2pt.mailbox;
+    struct envelope *prev;
+    lite_lock(&mb->lock);
+    struct envelope *env = unexpected_find(mb, req->context_id, req->peer, req->tag, &prev);
+    if (env == NULL) {
+        posted_append(mb, req);
+        lite_unlock(&mb->lock);
+        return false;
+    }
+    unexpected_unlink(mb, prev, env);
+    if (env->rendezvous)
+        env->done->queued = NULL;
+    lite_unlock(&mb->lock);
+    consume_envelope(mb, req, env);
+    completion_signal(&req->done);
+    return true;
+}
+
+bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,
+                   int probers_change)
+{
+    struct mailbox *mb = &self->pt2pt.mailbox;
+    struct envelope *prev;
+    lite_lock(&mb->lock);
+    mb->probers += probers_change;
+    struct envelope *env = unexpected_find(mb, context_id, source, tag, &prev);
+    if (env != NULL && status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = env->source;
+        status->MPI_TAG = env->tag;
+        status->strand_count = (long long)env->bytes;
+        status->strand_cancelled = 0;
+    }
+    lite_unlock(&mb->lock);
+    return env != NULL;
+}
+
+bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
+{
+    struct mailbox *mb = &self->pt2pt.mailbox;
+    bool found = false;
+    lite_lock(&mb->lock);
+    struct strand_request *prev = NULL;
+    for (struct strand_request *r = mb->posted_head; r != NULL; prev = r, r = r->next) {
+        if (r != req)
+            continue;
+        if (prev == NULL)
+            mb->posted_head = r->next;
+        else
+            prev->next = r->next;
+        if (mb->posted_tail == r)
+            mb->posted_tail = prev;
+        found = true;
+        break;
+    }
+    lite_unlock(&mb->lock);
+    return found;
+}
+
+bool mailbox_cancel_send(struct completion *done)
+{
+    struct rank *dest = done->queued_at;
+    if (dest == NULL)
+        return false;
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    bool found = false;
+    lite_lock(&mb->lock);
+    struct envelope *env = done->queued;
+    if (env != NULL) {
+        struct envelope *prev = NULL;
+        for (struct envelope *e = mb->unexpected_head; e != NULL; prev = e, e = e->next) {
+            if (e == env) {
+                unexpected_unlink(mb, prev, env);
+                found = true;
+                break;
+            }
+        }
+        done->queued = NULL;
+    }
+    lite_unlock(&mb->lock);
+    if (found)
+        envelope_give_back(mb, env);
+    return found;
+}
+
+void mailbox_destroy(struct mailbox *mb)
+{
+    envelope_destroy_list(mb->free_envelopes);
+    envelope_destroy_list((struct envelope *)atomic_stack_take_all(&mb->returned_envelopes));
+    /* Messages nobody received: the program ended without receiving them. */
+    for (struct envelope *env = mb->unexpected_head; env != NULL;) {
+        struct envelope *next = env->next;
+        if (env->data != env->inline_data)
+            free(env->data);
+        free(env);
+        env = next;
+    }
+    mb->free_envelopes = NULL;
+    mb->unexpected_head = mb->unexpected_tail = NULL;
+}

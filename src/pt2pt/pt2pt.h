@@ -1,0 +1,125 @@
+/* Point-to-point: requests, the matching engine, send modes.
+ *
+ * A message to a local rank is matched by the sender in the receiver's
+ * mailbox. If a posted receive matches, the sender copies straight into the
+ * receive buffer. Otherwise it leaves an envelope in the unexpected queue:
+ * eager (data copied into the envelope) when small, rendezvous (pointing at
+ * the sender's buffer; the receiver copies and completes the sender) when
+ * large or synchronous. Either way a rendezvous message is copied once. */
+#ifndef STRAND_PT2PT_H
+#define STRAND_PT2PT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "../core/core.h"
+
+enum { COMPLETION_PENDING = 0, COMPLETION_DONE = 1 };
+
+/* What a rendezvous envelope signals when its data has been taken. */
+struct completion {
+    atomic_uint state;
+    struct rank *owner;              /* woken on completion */
+    struct envelope *queued;         /* the envelope while it waits unmatched (for cancel) */
+    struct rank *queued_at;          /* whose mailbox holds it */
+};
+
+enum request_kind { REQUEST_SEND, REQUEST_RECV, REQUEST_GENERALIZED };
+enum send_mode { SEND_STANDARD, SEND_BUFFERED, SEND_SYNCHRONOUS, SEND_READY };
+
+struct strand_request {
+    struct completion done;          /* first: envelopes point here */
+    uint8_t kind;                    /* enum request_kind */
+    uint8_t mode;                    /* enum send_mode */
+    bool persistent;
+    bool active;                     /* persistent: started and not yet completed */
+    bool user_freed;                 /* MPI_Request_free while active */
+    bool from_pool;
+    struct strand_comm *comm;
+    uint32_t context_id;             /* receives: the context to match */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer;                        /* destination, or source to match */
+    int tag;
+    MPI_Status status;
+    struct strand_request *next;     /* posted queue, pool */
+    struct strand_request *detached_next; /* freed by the user while active */
+    /* generalized requests */
+    MPI_Grequest_query_function *query_fn;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel_fn;
+    void *extra_state;
+};
+
+/* One message as the matching engine sees it. */
+struct message {
+    uint32_t context_id;
+    int source;                      /* sender's rank in the communicator */
+    int tag;
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+    size_t bytes;
+};
+
+enum delivery { DELIVERED, QUEUED_EAGER, QUEUED_RENDEZVOUS };
+
+static inline bool completion_is_done(const struct completion *c)
+{
+    return atomic_load_explicit(&c->state, memory_order_acquire) == COMPLETION_DONE;
+}
+
+static inline void completion_signal(struct completion *c)
+{
+    struct rank *owner = c->owner;   /* c may be reused once DONE is visible */
+    atomic_store_explicit(&c->state, COMPLETION_DONE, memory_order_release);
+    rank_wake(owner);
+}
+
+/* Per-rank state, from core. */
+void pt2pt_rank_init(struct rank *r);
+void pt2pt_rank_destroy(struct rank *r);
+void pt2pt_finalize_rank(struct rank *r);
+
+/* Matching engine (mailbox.c). `sync` forces rendezvous; `done` is signalled
+ * when a queued rendezvous message has been copied. */
+enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
+                              struct completion *done);
+/* Matches `req` against unexpected messages or posts it; returns true when
+ * it completed at once. */
+bool mailbox_post_receive(struct rank *self, struct strand_request *req);
+/* `probers_change` (+1/-1/0) registers a blocked prober to be woken on arrival. */
+bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,
+                   int probers_change);
+bool mailbox_cancel_receive(struct rank *self, struct strand_request *req);
+bool mailbox_cancel_send(struct completion *done);
+void mailbox_destroy(struct mailbox *mb);
+
+/* Requests (request.c). */
+struct strand_request *request_alloc(struct rank *self, enum request_kind kind);
+void request_free(struct rank *self, struct strand_request *req);
+void request_set_empty_status(MPI_Status *status);
+void request_detach(struct rank *self, struct strand_request *req);
+void request_reap_detached(struct rank *self);
+static inline bool request_is_done(const struct strand_request *req)
+{
+    return completion_is_done(&req->done);
+}
+
+/* Starts a send or receive described by `req` (send.c / recv.c). */
+int send_start(struct strand_request *req, const char *where);
+int recv_start(struct strand_request *req);
+
+/* Buffered sends (bsend.c). */
+int bsend_start(struct rank *self, const struct message *m, struct rank *dest, const char *where,
+                MPI_Comm comm);
+void bsend_flush(struct rank *self);
+
+/* Argument checks shared by all the calls (check.c). */
+int check_send_args(const char *where, MPI_Comm comm, struct strand_comm **c, const void *buf,
+                    int count, MPI_Datatype type, int dest, int tag);
+int check_recv_args(const char *where, MPI_Comm comm, struct strand_comm **c, const void *buf,
+                    int count, MPI_Datatype type, int source, int tag);
+
+#endif

@@ -1,0 +1,215 @@
+/* Receives, probes, and the combined send-receive calls. */
+#include <stdlib.h>
+
+#include "../comm/comm.h"
+#include "../datatype/datatype.h"
+#include "pt2pt.h"
+
+static void proc_null_status(MPI_Status *status)
+{
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->strand_cancelled = 0;
+    status->strand_count = 0;
+}
+
+int recv_start(struct strand_request *req)
+{
+    atomic_store_explicit(&req->done.state, COMPLETION_PENDING, memory_order_relaxed);
+    if (req->peer == MPI_PROC_NULL) {
+        proc_null_status(&req->status);
+        completion_signal(&req->done);
+        return MPI_SUCCESS;
+    }
+    req->context_id = req->comm->core->context_id;
+    mailbox_post_receive(strand_self, req);
+    return MPI_SUCCESS;
+}
+
+static bool request_done_cond(void *arg)
+{
+    return request_is_done(arg);
+}
+
+static void status_copy_out(MPI_Status *out, const MPI_Status *in)
+{
+    if (out == MPI_STATUS_IGNORE)
+        return;
+    /* MPI_ERROR is only written by calls that complete several requests. */
+    int error = out->MPI_ERROR;
+    *out = *in;
+    out->MPI_ERROR = error;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    struct strand_comm *c;
+    int rc = check_recv_args("MPI_Recv", comm, &c, buf, count, type, source, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct rank *self = strand_self;
+    struct strand_request req = {
+        .done = { .owner = self },
+        .kind = REQUEST_RECV,
+        .comm = c,
+        .buf = buf,
+        .count = count,
+        .type = type,
+        .peer = source,
+        .tag = tag,
+    };
+    recv_start(&req);
+    if (!request_is_done(&req))
+        rank_wait_until(self, request_done_cond, &req);
+    status_copy_out(status, &req.status);
+    if (req.status.MPI_ERROR != MPI_SUCCESS)
+        return error_report(comm, req.status.MPI_ERROR, "MPI_Recv",
+                            "message from rank %d (tag %d) is longer than the receive buffer of %lld bytes",
+                            req.status.MPI_SOURCE, req.status.MPI_TAG, (long long)count * (long long)type->size);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Recv);
+
+static int recv_request_create(const char *where, void *buf, int count, MPI_Datatype type, int source,
+                               int tag, MPI_Comm comm, MPI_Request *request, bool persistent)
+{
+    struct strand_comm *c;
+    int rc = check_recv_args(where, comm, &c, buf, count, type, source, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
+    struct strand_request *req = request_alloc(strand_self, REQUEST_RECV);
+    if (req == NULL)
+        return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate a request");
+    req->persistent = persistent;
+    req->comm = c;
+    req->buf = buf;
+    req->count = count;
+    req->type = type;
+    req->peer = source;
+    req->tag = tag;
+    dt_retain(type);
+    *request = req;
+    if (persistent) {
+        atomic_store(&req->done.state, COMPLETION_DONE);
+        return MPI_SUCCESS;
+    }
+    req->active = true;
+    return recv_start(req);
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return recv_request_create("MPI_Irecv", buf, count, type, source, tag, comm, request, false);
+}
+STRAND_MPI_ALIAS(MPI_Irecv);
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return recv_request_create("MPI_Recv_init", buf, count, type, source, tag, comm, request, true);
+}
+STRAND_MPI_ALIAS(MPI_Recv_init);
+
+static int probe_check(const char *where, int source, int tag, MPI_Comm comm, struct strand_comm **c)
+{
+    /* A probe has no buffer: check it as a zero-count receive of bytes. */
+    return check_recv_args(where, comm, c, NULL, 0, MPI_BYTE, source, tag);
+}
+
+struct probe_wait {
+    struct rank *self;
+    uint32_t context_id;
+    int source, tag;
+    MPI_Status *status;
+};
+
+static bool probe_found_cond(void *arg)
+{
+    struct probe_wait *w = arg;
+    return mailbox_probe(w->self, w->context_id, w->source, w->tag, w->status, 0);
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    struct strand_comm *c;
+    int rc = probe_check("MPI_Probe", source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    struct probe_wait w = { strand_self, c->core->context_id, source, tag, status };
+    if (mailbox_probe(w.self, w.context_id, source, tag, status, +1)) {
+        mailbox_probe(w.self, w.context_id, source, tag, MPI_STATUS_IGNORE, -1);
+        return MPI_SUCCESS;
+    }
+    rank_wait_until(w.self, probe_found_cond, &w);
+    mailbox_probe(w.self, w.context_id, source, tag, MPI_STATUS_IGNORE, -1);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Probe);
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    struct strand_comm *c;
+    int rc = probe_check("MPI_Iprobe", source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (flag == NULL)
+        return error_report(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag must not be NULL");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    *flag = mailbox_probe(strand_self, c->core->context_id, source, tag, status, 0);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Iprobe);
+
+int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request recv_req;
+    int rc = recv_request_create("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm,
+                                 &recv_req, false);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Cancel(&recv_req);
+        PMPI_Request_free(&recv_req);
+        return rc;
+    }
+    return PMPI_Wait(&recv_req, status);
+}
+STRAND_MPI_ALIAS(MPI_Sendrecv);
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    struct strand_comm *c;
+    int rc = check_send_args("MPI_Sendrecv_replace", comm, &c, buf, count, type, dest, sendtag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The outgoing data must be set aside before the incoming overwrites it. */
+    size_t bytes = (size_t)count * type->size;
+    void *copy = malloc(bytes > 0 ? bytes : 1);
+    if (copy == NULL)
+        return error_report(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "cannot allocate %zu bytes", bytes);
+    dt_pack(copy, buf, (size_t)count, type);
+    rc = PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, type, source, recvtag,
+                       comm, status);
+    free(copy);
+    return rc;
+}
+STRAND_MPI_ALIAS(MPI_Sendrecv_replace);

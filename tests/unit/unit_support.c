@@ -1,0 +1,46 @@
+#include <stdlib.h>
+
+#include "comm/comm.h"
+#include "unit_support.h"
+
+void unit_node_create(int nranks, size_t eager_limit)
+{
+    struct node *n = &strand_node;
+    n->config.nranks = nranks;
+    n->config.eager_limit = eager_limit;
+    n->config.universe_size = nranks;
+    n->spin_limit = 100;
+    n->ranks = calloc((size_t)nranks, sizeof *n->ranks);
+    for (int i = 0; i < nranks; i++) {
+        n->ranks[i] = rank_create(i);
+        n->ranks[i]->mpi_state = RANK_MPI_INITIALIZED;
+        n->ranks[i]->thread_level = MPI_THREAD_MULTIPLE;
+    }
+    comm_world_create(nranks, n->ranks);
+    strand_self = n->ranks[0];
+}
+
+void unit_node_destroy(void)
+{
+    struct node *n = &strand_node;
+    for (int i = 0; i < n->config.nranks; i++)
+        rank_destroy(n->ranks[i]);
+    free(n->ranks);
+    n->ranks = NULL;
+    comm_world_destroy();
+    strand_self = NULL;
+}
+
+void unit_act_as(int world_rank)
+{
+    strand_self = strand_node.ranks[world_rank];
+}
+
+int unit_run_registry(void)
+{
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    int failures = (int)CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failures == 0 ? 0 : 1;
+}
