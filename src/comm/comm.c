@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/errhandler.h"
+#include "../coll/coll.h"
 #include "comm.h"
 
 static struct comm_core world_core;
@@ -14,11 +15,12 @@ int comm_world_create(int nranks, struct rank **ranks)
     world_core.size = nranks;
     world_core.members = ranks;
     atomic_store(&world_core.refcount, 1);
-    return MPI_SUCCESS;
+    return coll_comm_attach(&world_core);
 }
 
 void comm_world_destroy(void)
 {
+    coll_comm_detach(&world_core);
     world_core.members = NULL;
     world_core.size = 0;
 }
@@ -46,6 +48,8 @@ int comm_rank_handles_create(struct rank *r)
     self_core->members = (struct rank **)(self_core + 1);
     self_core->members[0] = r;
     atomic_store(&self_core->refcount, 1);
+    if (coll_comm_attach(self_core) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
     r->comm_world = handle_create(&world_core, r->world_rank, "MPI_COMM_WORLD");
     r->comm_self = handle_create(self_core, 0, "MPI_COMM_SELF");
     if (r->comm_world == NULL || r->comm_self == NULL)
@@ -55,8 +59,10 @@ int comm_rank_handles_create(struct rank *r)
 
 void comm_rank_handles_destroy(struct rank *r)
 {
-    if (r->comm_self != NULL)
+    if (r->comm_self != NULL) {
+        coll_comm_detach(r->comm_self->core);
         free(r->comm_self->core);
+    }
     free(r->comm_self);
     free(r->comm_world);
     r->comm_self = r->comm_world = NULL;

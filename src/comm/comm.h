@@ -11,11 +11,16 @@
 
 #define COMM_MAGIC 0x53434f4du      /* "SCOM" */
 
+struct coll_core;
+
+/* Context ids come in pairs: `context_id` (even) matches point-to-point
+ * messages, `context_id + 1` messages internal to collectives. */
 struct comm_core {
     uint32_t context_id;            /* point-to-point matching context */
     int size;
     struct rank **members;          /* comm rank -> rank (the remote group for an intercomm) */
     atomic_int refcount;
+    struct coll_core *coll;         /* shared collective state (src/coll) */
 };
 
 struct strand_comm {
