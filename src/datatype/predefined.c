@@ -9,13 +9,12 @@
 #include "../core/core.h"
 #include "datatype.h"
 
-#define SIMPLE_TYPE(var, ctype, kind, label) SIMPLE_TYPE_PAIR(var, ctype, kind, DT_BASIC_NONE, label)
-#define SIMPLE_TYPE_PAIR(var, ctype, kind, value_kind, label)                             \
+#define SIMPLE_TYPE(var, ctype, kind, label)                                              \
     STRAND_EXPORT struct strand_datatype var = {                                         \
         .size = sizeof(ctype), .lb = 0, .ub = sizeof(ctype), .true_lb = 0,                \
         .true_ub = sizeof(ctype), .nblocks = 1, .blocks = &var.single_block,              \
         .contiguous = true, .committed = true, .predefined = true, .basic = kind,        \
-        .pair_value = value_kind, .combiner = MPI_COMBINER_NAMED, .name = label,          \
+        .combiner = MPI_COMBINER_NAMED, .name = label,                                    \
         .single_block = { 0, sizeof(ctype) } };
 
 #define PAIR_TYPE(var, stype, vtype, kind, label)                                          \
@@ -101,12 +100,12 @@ PAIR_TYPE(strand_dt_long_int, struct pair_long_int, long, DT_BASIC_LONG, "MPI_LO
 PAIR_TYPE(strand_dt_short_int, struct pair_short_int, short, DT_BASIC_SHORT, "MPI_SHORT_INT")
 PAIR_TYPE(strand_dt_2int, struct pair_int_int, int, DT_BASIC_INT, "MPI_2INT")
 PAIR_TYPE(strand_dt_long_double_int, struct pair_long_double_int, long double, DT_BASIC_LONG_DOUBLE, "MPI_LONG_DOUBLE_INT")
-/* Fortran pair types are two values of the same kind (the index too), no padding. */
-SIMPLE_TYPE_PAIR(strand_dt_2integer, struct pair_int_int, DT_BASIC_PAIR, DT_BASIC_INT, "MPI_2INTEGER")
-SIMPLE_TYPE_PAIR(strand_dt_2real, struct pair_float_float, DT_BASIC_PAIR, DT_BASIC_FLOAT, "MPI_2REAL")
-SIMPLE_TYPE_PAIR(strand_dt_2double_precision, struct pair_double_double, DT_BASIC_PAIR, DT_BASIC_DOUBLE, "MPI_2DOUBLE_PRECISION")
-SIMPLE_TYPE_PAIR(strand_dt_2complex, fortran_double_complex, DT_BASIC_PAIR, DT_BASIC_FLOAT_COMPLEX, "MPI_2COMPLEX")
-SIMPLE_TYPE_PAIR(strand_dt_2double_complex, long double _Complex, DT_BASIC_PAIR, DT_BASIC_DOUBLE_COMPLEX, "MPI_2DOUBLE_COMPLEX")
+/* Fortran pair types are two values of the same kind, no padding. */
+SIMPLE_TYPE(strand_dt_2integer, struct pair_int_int, DT_BASIC_PAIR, "MPI_2INTEGER")
+SIMPLE_TYPE(strand_dt_2real, struct pair_float_float, DT_BASIC_PAIR, "MPI_2REAL")
+SIMPLE_TYPE(strand_dt_2double_precision, struct pair_double_double, DT_BASIC_PAIR, "MPI_2DOUBLE_PRECISION")
+SIMPLE_TYPE(strand_dt_2complex, fortran_double_complex, DT_BASIC_PAIR, "MPI_2COMPLEX")
+SIMPLE_TYPE(strand_dt_2double_complex, long double _Complex, DT_BASIC_PAIR, "MPI_2DOUBLE_COMPLEX")
 
 MARKER_TYPE(strand_dt_lb, "MPI_LB")
 MARKER_TYPE(strand_dt_ub, "MPI_UB")

@@ -168,16 +168,10 @@ MPI_Aint op_plan_operand_shift(const struct op_plan *p)
     return p->element->true_lb;
 }
 
-/* In-place view of a contiguous user buffer: its data start. */
-static inline const char *contiguous_data(const struct op_plan *p, const void *user)
-{
-    return (const char *)user + p->type->true_lb - p->element->true_lb;
-}
-
 void op_plan_load(const struct op_plan *p, void *operand, const void *user, size_t n)
 {
     if (p->type->contiguous && p->element->contiguous) {
-        memcpy((char *)operand + p->element->true_lb, contiguous_data(p, user) + p->element->true_lb,
+        memcpy((char *)operand + p->element->true_lb, (const char *)op_plan_view(p, user) + p->element->true_lb,
                n * p->type->size);
         return;
     }
@@ -187,7 +181,7 @@ void op_plan_load(const struct op_plan *p, void *operand, const void *user, size
 void op_plan_store(const struct op_plan *p, void *user, const void *operand, size_t n)
 {
     if (p->type->contiguous && p->element->contiguous) {
-        memcpy((char *)contiguous_data(p, user) + p->element->true_lb,
+        memcpy((char *)op_plan_view(p, user) + p->element->true_lb,
                (const char *)operand + p->element->true_lb, n * p->type->size);
         return;
     }
@@ -202,7 +196,7 @@ int op_reduce_buffers(const struct op_plan *p, const void *in, void *inout, size
         return MPI_SUCCESS;
     if (p->direct) {
         /* Layouts match: contiguous buffers, or a user op on its own type. */
-        op_plan_apply(p, contiguous_data(p, in), (char *)contiguous_data(p, inout), count);
+        op_plan_apply(p, op_plan_view(p, in), (void *)op_plan_view(p, inout), count);
         return MPI_SUCCESS;
     }
     _Alignas(64) char scratch[2][SCRATCH_BYTES];

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "mpi.h"
+#include "../datatype/datatype.h"
 
 #define OP_MAGIC 0x534f5052u        /* "SOPR" */
 
@@ -65,6 +66,11 @@ void op_plan_apply(const struct op_plan *p, const void *in, void *inout, size_t 
  * data's start within it (for types whose data does not start at 0). */
 size_t op_plan_operand_bytes(const struct op_plan *p, size_t n);
 MPI_Aint op_plan_operand_shift(const struct op_plan *p);
+/* In-place operand view of a user buffer, for plans with `direct` set. */
+static inline const void *op_plan_view(const struct op_plan *p, const void *user)
+{
+    return (const char *)user + p->type->true_lb - p->element->true_lb;
+}
 /* Copies n elements between a user buffer (layout of p->type) and operand layout. */
 void op_plan_load(const struct op_plan *p, void *operand, const void *user, size_t n);
 void op_plan_store(const struct op_plan *p, void *user, const void *operand, size_t n);
