@@ -1,8 +1,14 @@
 /* The copy engine against a naive reference: pair types with padding,
- * truncation, pack/unpack round trips. (Derived types extend this.) */
+ * truncation, pack/unpack round trips, and hundreds of random nested derived
+ * types (vector/hvector/indexed/struct/resized/subarray/darray, 1-4 deep)
+ * checked byte for byte against tests/unit/datatype_reference.c, gaps and
+ * padding included. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "datatype/datatype.h"
+#include "datatype_reference.h"
 #include "unit_support.h"
 
 struct double_int { double value; int index; };
@@ -57,6 +63,292 @@ static void test_counts_from_bytes(void)
     CU_ASSERT_EQUAL(dt_count_from_bytes(MPI_2INT, 8), 1);
 }
 
+
+/* ---- random nested types against the reference ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static unsigned rnd(unsigned n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((rng_state >> 33) % n);
+}
+
+static int rnd_range(int lo, int hi) { return lo + (int)rnd((unsigned)(hi - lo + 1)); }
+
+static bool is_named(MPI_Datatype t)
+{
+    int ni, na, nt, c;
+    MPI_Type_get_envelope(t, &ni, &na, &nt, &c);
+    return c == MPI_COMBINER_NAMED;
+}
+
+static void drop(MPI_Datatype t)
+{
+    if (!is_named(t))
+        MPI_Type_free(&t);
+}
+
+static MPI_Datatype random_named(void)
+{
+    static MPI_Datatype named[] = { MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT, MPI_SHORT_INT };
+    return named[rnd(sizeof named / sizeof named[0])];
+}
+
+static MPI_Datatype random_type(int depth);
+
+static MPI_Datatype random_struct(MPI_Datatype old, int depth)
+{
+    int n = rnd_range(1, 4), bl[4];
+    MPI_Aint disp[4];
+    MPI_Datatype types[4], t;
+    for (int i = 0; i < n; i++) {
+        unsigned pick = rnd(8);
+        types[i] = i == 0 ? old : pick == 0 ? MPI_LB : pick == 1 ? MPI_UB : random_type(depth - 1);
+        bl[i] = types[i] == MPI_LB || types[i] == MPI_UB ? 1 : rnd_range(0, 3);
+        disp[i] = rnd_range(-32, 96);
+    }
+    MPI_Type_create_struct(n, bl, disp, types, &t);
+    for (int i = 1; i < n; i++)
+        drop(types[i]);
+    return t;
+}
+
+static MPI_Datatype random_array(MPI_Datatype old)
+{
+    int n = rnd_range(1, 3), order = rnd(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+    int sizes[3], subs[3], starts[3], dist[3], darg[3], psize[3], nprocs = 1;
+    MPI_Datatype t;
+    for (int d = 0; d < n; d++) {
+        sizes[d] = rnd_range(1, 6);
+        subs[d] = rnd_range(1, sizes[d]);
+        starts[d] = rnd_range(0, sizes[d] - subs[d]);
+        dist[d] = (int)rnd(3);
+        psize[d] = dist[d] == MPI_DISTRIBUTE_NONE ? 1 : rnd_range(1, 3);
+        darg[d] = rnd(2) ? MPI_DISTRIBUTE_DFLT_DARG
+                         : dist[d] == MPI_DISTRIBUTE_BLOCK ? (sizes[d] + psize[d] - 1) / psize[d] + rnd_range(0, 1)
+                                                           : rnd_range(1, 3);
+        nprocs *= psize[d];
+    }
+    if (rnd(2))
+        MPI_Type_create_subarray(n, sizes, subs, starts, order, old, &t);
+    else
+        MPI_Type_create_darray(nprocs, (int)rnd((unsigned)nprocs), n, sizes, dist, darg, psize, order, old, &t);
+    return t;
+}
+
+/* A random type nested up to `depth` constructors deep (uncommitted). */
+static MPI_Datatype random_type(int depth)
+{
+    if (depth == 0 || rnd(6) == 0)
+        return random_named();
+    MPI_Datatype old = random_type(depth - 1), t;
+    int count = rnd_range(0, 4), bl = rnd_range(0, 3), n = rnd_range(0, 4), bls[4], disps[4];
+    MPI_Aint hdisps[4];
+    for (int i = 0; i < 4; i++) {
+        bls[i] = rnd_range(0, 3);
+        disps[i] = rnd_range(-4, 12);
+        hdisps[i] = rnd_range(-64, 128);
+    }
+    switch (rnd(11)) {
+    case 0: MPI_Type_contiguous(count, old, &t); break;
+    case 1: MPI_Type_vector(count, bl, rnd_range(-4, 8), old, &t); break;
+    case 2: MPI_Type_create_hvector(count, bl, rnd_range(-64, 128), old, &t); break;
+    case 3: MPI_Type_indexed(n, bls, disps, old, &t); break;
+    case 4: MPI_Type_create_hindexed(n, bls, hdisps, old, &t); break;
+    case 5: MPI_Type_create_indexed_block(n, bl, disps, old, &t); break;
+    case 6: t = random_struct(old, depth); break;
+    case 7: MPI_Type_create_resized(old, rnd_range(-16, 16), rnd_range(1, 64), &t); break;
+    case 8: MPI_Type_vector(rnd_range(20, 200), rnd_range(1, 2), rnd_range(2, 3), old, &t); break;
+    case 9: t = random_array(old); break;
+    default: MPI_Type_dup(old, &t); break;
+    }
+    drop(old);
+    return t;
+}
+
+/* A buffer covering every byte a map touches, with slack around it. */
+struct span_buf {
+    unsigned char *alloc;
+    size_t len;
+    MPI_Aint origin;            /* offset of displacement 0 in alloc */
+};
+
+static void span_buf_init(struct span_buf *b, const struct ref_map *m, unsigned char fill)
+{
+    MPI_Aint lo = 0, hi = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->v[i].disp < lo)
+            lo = m->v[i].disp;
+        if (m->v[i].disp + (MPI_Aint)m->v[i].len > hi)
+            hi = m->v[i].disp + (MPI_Aint)m->v[i].len;
+    }
+    b->len = (size_t)(hi - lo) + 64;
+    b->alloc = malloc(b->len);
+    b->origin = 32 - lo;
+    memset(b->alloc, fill, b->len);
+}
+
+static void *span_base(struct span_buf *b) { return b->alloc + b->origin; }
+
+static void fill_random(struct span_buf *b)
+{
+    for (size_t i = 0; i < b->len; i++)
+        b->alloc[i] = (unsigned char)rnd(256);
+}
+
+/* Random committed type with data, bounded size and span. */
+static MPI_Datatype random_committed(struct ref_map *m, size_t *count)
+{
+    for (;;) {
+        MPI_Datatype t = random_type(rnd_range(1, 4));
+        *count = (size_t)rnd_range(1, 3);
+        int size;
+        MPI_Aint lb, extent;
+        MPI_Type_size(t, &size);
+        MPI_Type_get_extent(t, &lb, &extent);
+        if (size > 0 && size <= 1 << 15 && extent > -(1 << 16) && extent < 1 << 16) {
+            MPI_Type_commit(&t);
+            m->n = 0;
+            ref_flatten(t, 0, *count, m);
+            CU_ASSERT_EQUAL_FATAL(ref_bytes(m), *count * (size_t)size);
+            return t;
+        }
+        drop(t);
+    }
+}
+
+static int random_failures;
+
+static void check_pack_unpack(MPI_Datatype t, size_t count, const struct ref_map *m)
+{
+    size_t bytes = ref_bytes(m);
+    MPI_Aint *stream = ref_stream(m);
+    struct span_buf src, got, want;
+    span_buf_init(&src, m, 0);
+    fill_random(&src);
+    unsigned char *packed = malloc(bytes), *ref = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        ref[i] = ((unsigned char *)span_base(&src))[stream[i]];
+    size_t n = dt_pack(packed, span_base(&src), count, t);
+    bool ok = n == bytes && memcmp(packed, ref, bytes) == 0;
+    /* Unpack into a poisoned buffer: only data bytes may change. */
+    span_buf_init(&got, m, 0xee);
+    span_buf_init(&want, m, 0xee);
+    for (size_t i = 0; i < bytes; i++)
+        ((unsigned char *)span_base(&want))[stream[i]] = ref[i];
+    n = dt_unpack(span_base(&got), count, t, ref, bytes);
+    ok = ok && n == bytes && memcmp(got.alloc, want.alloc, got.len) == 0;
+    CU_ASSERT(ok);
+    if (!ok)
+        random_failures++;
+    free(packed);
+    free(ref);
+    free(stream);
+    free(src.alloc);
+    free(got.alloc);
+    free(want.alloc);
+}
+
+/* dt_copy between two layouts (truncated to the smaller) against the
+ * reference's byte streams; the destination starts poisoned. */
+static void check_copy(MPI_Datatype st, size_t scount, const struct ref_map *sm, MPI_Datatype dt, size_t dcount,
+                       const struct ref_map *dm)
+{
+    size_t sbytes = ref_bytes(sm), dbytes = ref_bytes(dm), bytes = sbytes < dbytes ? sbytes : dbytes;
+    MPI_Aint *ss = ref_stream(sm), *ds = ref_stream(dm);
+    struct span_buf src, got, want;
+    span_buf_init(&src, sm, 0);
+    fill_random(&src);
+    span_buf_init(&got, dm, 0xee);
+    span_buf_init(&want, dm, 0xee);
+    for (size_t i = 0; i < bytes; i++)
+        ((unsigned char *)span_base(&want))[ds[i]] = ((unsigned char *)span_base(&src))[ss[i]];
+    size_t n = dt_copy(span_base(&got), dcount, dt, span_base(&src), scount, st);
+    bool ok = n == bytes && memcmp(got.alloc, want.alloc, got.len) == 0;
+    CU_ASSERT(ok);
+    if (!ok)
+        random_failures++;
+    free(ss);
+    free(ds);
+    free(src.alloc);
+    free(got.alloc);
+    free(want.alloc);
+}
+
+/* A type with the same number of data bytes as `bytes` but another layout:
+ * MPI_BYTE blocks of random lengths in a random permutation of disjoint
+ * slots (so displacements go back and forth). */
+static MPI_Datatype random_relayout(size_t bytes)
+{
+    int n = 0, cap = 64, *bl = malloc(sizeof(int) * (size_t)cap);
+    for (size_t left = bytes; left > 0; n++) {
+        if (n == cap) {
+            cap *= 2;
+            bl = realloc(bl, sizeof(int) * (size_t)cap);
+        }
+        size_t len = (size_t)rnd_range(1, 24);
+        bl[n] = (int)(len < left ? len : left);
+        left -= (size_t)bl[n];
+    }
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)n), slot = 32;
+    int *perm = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rnd((unsigned)i + 1), k = perm[i];
+        perm[i] = perm[j];
+        perm[j] = k;
+    }
+    for (int i = 0; i < n; i++)
+        disp[i] = (MPI_Aint)perm[i] * slot + rnd_range(0, 8);
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(n, bl, disp, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    free(perm);
+    free(bl);
+    free(disp);
+    return t;
+}
+
+static void check_elements(MPI_Datatype t, const struct ref_map *m)
+{
+    size_t bytes = ref_bytes(m);
+    for (int k = 0; k < 4; k++) {
+        size_t prefix = k == 0 ? bytes : (size_t)rnd((unsigned)bytes + 1);
+        int want = ref_elements(m, prefix), got = dt_elements_from_bytes(t, prefix);
+        CU_ASSERT_EQUAL(got, want);
+        if (got != want)
+            random_failures++;
+    }
+}
+
+static void test_random_types(void)
+{
+    struct ref_map a = { 0 }, b = { 0 }, c = { 0 };
+    for (int i = 0; i < 600 && random_failures < 5; i++) {
+        size_t acount, bcount;
+        MPI_Datatype ta = random_committed(&a, &acount);
+        MPI_Datatype tb = random_committed(&b, &bcount);
+        check_pack_unpack(ta, acount, &a);
+        check_copy(ta, acount, &a, tb, bcount, &b);
+        check_copy(tb, bcount, &b, ta, acount, &a);
+        MPI_Datatype tc = random_relayout(ref_bytes(&a));
+        c.n = 0;
+        ref_flatten(tc, 0, 1, &c);
+        check_copy(ta, acount, &a, tc, 1, &c);
+        check_copy(tc, 1, &c, ta, acount, &a);
+        a.n = 0;
+        ref_flatten(ta, 0, 1, &a);
+        check_elements(ta, &a);
+        drop(ta);
+        drop(tb);
+        drop(tc);
+    }
+    ref_free(&a);
+    ref_free(&b);
+    ref_free(&c);
+}
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -66,5 +358,10 @@ int main(void)
     CU_add_test(s, "pack/unpack round trip", test_pack_unpack_round_trip);
     CU_add_test(s, "copy truncates", test_copy_truncates_to_destination);
     CU_add_test(s, "counts from bytes", test_counts_from_bytes);
-    return unit_run_registry();
+    CU_pSuite r = CU_add_suite("derived", NULL, NULL);
+    CU_add_test(r, "random nested types vs reference", test_random_types);
+    unit_node_create(1, 4096);
+    int rc = unit_run_registry();
+    unit_node_destroy();
+    return rc;
 }
