@@ -158,10 +158,9 @@ static bool measure(MPI_Datatype t, struct bounds *b, struct content *c)
         size_t n = typemap_nblocks(t);
         if (n == 0)
             return true;
-        typemap_block(t, 0, &first);
-        typemap_block(t, n - 1, &last);
         size_t total;
-        if (__builtin_mul_overflow(n, first.n, &total))
+        if (!typemap_block(t, 0, &first) || !typemap_block(t, n - 1, &last) ||
+            __builtin_mul_overflow(n, first.n, &total))
             return false;
         return bounds_add(b, first.type, first.disp, first.n) && bounds_add(b, last.type, last.disp, last.n) &&
                content_add(c, first.type, total);
@@ -169,8 +168,8 @@ static bool measure(MPI_Datatype t, struct bounds *b, struct content *c)
     size_t n = typemap_nblocks(t);
     for (size_t i = 0; i < n; i++) {
         struct typemap_block blk;
-        typemap_block(t, i, &blk);
-        if (!bounds_add(b, blk.type, blk.disp, blk.n) || !content_add(c, blk.type, blk.n))
+        if (!typemap_block(t, i, &blk) || !bounds_add(b, blk.type, blk.disp, blk.n) ||
+            !content_add(c, blk.type, blk.n))
             return false;
     }
     return true;

@@ -349,6 +349,210 @@ static void test_random_types(void)
     ref_free(&b);
     ref_free(&c);
 }
+
+/* ---- layouts stay compact ---- */
+
+static void test_vector_layout_is_one_op(void)
+{
+    MPI_Datatype v;
+    MPI_Type_vector(1 << 20, 1, 2, MPI_DOUBLE, &v);
+    MPI_Type_commit(&v);
+    CU_ASSERT_EQUAL(v->layout.nops, 1);
+    CU_ASSERT_EQUAL(v->layout.ops[0].count, 1u << 20);
+    CU_ASSERT_EQUAL(v->layout.ops[0].stride, 16);
+    double *src = malloc(sizeof(double) << 21), *dst = malloc(sizeof(double) << 20);
+    for (int i = 0; i < 1 << 21; i++)
+        src[i] = i;
+    CU_ASSERT_EQUAL(dt_copy(dst, 1 << 20, MPI_DOUBLE, src, 1, v), sizeof(double) << 20);
+    CU_ASSERT_EQUAL(dst[0], 0.0);
+    CU_ASSERT_EQUAL(dst[12345], 24690.0);
+    CU_ASSERT_EQUAL(dst[(1 << 20) - 1], (double)((1 << 21) - 2));
+    free(src);
+    free(dst);
+    MPI_Type_free(&v);
+}
+
+static void test_vector_of_struct_layout(void)
+{
+    /* {int at 0, double at 8} with a 16-byte extent, then a vector of 100000
+     * of them every 3 extents: one loop over a two-block body. */
+    int bl[2] = { 1, 1 };
+    MPI_Aint disp[2] = { 0, 8 };
+    MPI_Datatype types[2] = { MPI_INT, MPI_DOUBLE }, s, v;
+    MPI_Type_create_struct(2, bl, disp, types, &s);
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(s, &lb, &extent);
+    CU_ASSERT_EQUAL(extent, 16);
+    MPI_Type_vector(100000, 1, 3, s, &v);
+    MPI_Type_commit(&v);
+    CU_ASSERT(v->layout.nops <= 3);
+    MPI_Type_free(&s);
+    MPI_Type_free(&v);
+}
+
+static void test_regular_indexed_merges(void)
+{
+    int bl[5] = { 2, 2, 2, 2, 2 }, disp[5] = { 0, 5, 10, 15, 20 };
+    MPI_Datatype t;
+    MPI_Type_indexed(5, bl, disp, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    CU_ASSERT_EQUAL(t->layout.nops, 1);
+    CU_ASSERT_EQUAL(t->layout.ops[0].count, 5);
+    CU_ASSERT_EQUAL(t->layout.ops[0].len, 8);
+    MPI_Type_free(&t);
+}
+
+/* ---- bounds ---- */
+
+static void test_struct_padding_and_markers(void)
+{
+    int bl[3] = { 1, 1, 1 };
+    MPI_Aint disp[3] = { 0, 8, 0 };
+    MPI_Datatype types[3] = { MPI_DOUBLE, MPI_CHAR, MPI_LB }, t;
+    MPI_Aint lb, extent;
+    MPI_Type_create_struct(2, bl, disp, types, &t);      /* {double, char}: padded to 16 */
+    MPI_Type_get_extent(t, &lb, &extent);
+    CU_ASSERT_EQUAL(lb, 0);
+    CU_ASSERT_EQUAL(extent, 16);
+    MPI_Type_free(&t);
+    /* Sticky markers: an MPI_UB at 40 and an MPI_LB at -8 win over the data. */
+    MPI_Datatype mtypes[3] = { MPI_INT, MPI_UB, MPI_LB };
+    MPI_Aint mdisp[3] = { 4, 40, -8 };
+    MPI_Type_struct(3, bl, mdisp, mtypes, &t);
+    MPI_Type_get_extent(t, &lb, &extent);
+    CU_ASSERT_EQUAL(lb, -8);
+    CU_ASSERT_EQUAL(extent, 48);
+    MPI_Aint tlb, text;
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    CU_ASSERT_EQUAL(tlb, 4);
+    CU_ASSERT_EQUAL(text, 4);
+    /* Markers stay sticky through a contiguous of the type. */
+    MPI_Datatype c;
+    MPI_Type_contiguous(3, t, &c);
+    MPI_Type_get_extent(c, &lb, &extent);
+    CU_ASSERT_EQUAL(lb, -8);
+    CU_ASSERT_EQUAL(extent, 144);
+    MPI_Type_free(&c);
+    MPI_Type_free(&t);
+}
+
+/* ---- envelope and contents ---- */
+
+static void test_contents_round_trip(void)
+{
+    int bl[2] = { 2, 3 }, disp[2] = { 7, 1 };
+    MPI_Datatype v, ix, out[2];
+    MPI_Type_vector(4, 2, 5, MPI_INT, &v);
+    MPI_Type_indexed(2, bl, disp, v, &ix);
+    int ni, na, nt, combiner, ints[5];
+    MPI_Aint addrs[1];
+    MPI_Type_get_envelope(ix, &ni, &na, &nt, &combiner);
+    CU_ASSERT(ni == 5 && na == 0 && nt == 1 && combiner == MPI_COMBINER_INDEXED);
+    MPI_Type_get_contents(ix, 5, 0, 1, ints, addrs, out);
+    CU_ASSERT(ints[0] == 2 && ints[1] == 2 && ints[2] == 3 && ints[3] == 7 && ints[4] == 1);
+    CU_ASSERT_EQUAL(out[0], v);
+    MPI_Type_free(&out[0]);         /* the returned handle is the caller's */
+    MPI_Type_free(&v);
+    MPI_Type_get_envelope(ix, &ni, &na, &nt, &combiner);      /* still alive through ix */
+    MPI_Type_get_contents(ix, 5, 0, 1, ints, addrs, out);
+    MPI_Type_get_envelope(out[0], &ni, &na, &nt, &combiner);
+    CU_ASSERT(ni == 3 && nt == 1 && combiner == MPI_COMBINER_VECTOR);
+    MPI_Type_free(&out[0]);
+    MPI_Type_free(&ix);
+    MPI_Type_get_envelope(MPI_INT, &ni, &na, &nt, &combiner);
+    CU_ASSERT(ni == 0 && na == 0 && nt == 0 && combiner == MPI_COMBINER_NAMED);
+}
+
+/* ---- external32 ---- */
+
+static void test_external32_bytes(void)
+{
+    struct { int i; double d; short s; long l; } x = { 0x01020304, -2.0, -2, -5 };
+    int bl[4] = { 1, 1, 1, 1 };
+    MPI_Aint disp[4] = { offsetof(__typeof__(x), i), offsetof(__typeof__(x), d), offsetof(__typeof__(x), s),
+                         offsetof(__typeof__(x), l) };
+    MPI_Datatype types[4] = { MPI_INT, MPI_DOUBLE, MPI_SHORT, MPI_LONG }, t;
+    MPI_Type_create_struct(4, bl, disp, types, &t);
+    MPI_Type_commit(&t);
+    MPI_Aint size, pos = 0;
+    MPI_Pack_external_size("external32", 1, t, &size);
+    CU_ASSERT_EQUAL(size, 4 + 8 + 2 + 4);
+    unsigned char buf[18];
+    CU_ASSERT_EQUAL(MPI_Pack_external("external32", &x, 1, t, buf, sizeof buf, &pos), MPI_SUCCESS);
+    CU_ASSERT_EQUAL(pos, 18);
+    static const unsigned char want[18] = { 1, 2, 3, 4, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe,
+                                            0xff, 0xff, 0xff, 0xfb };
+    CU_ASSERT(memcmp(buf, want, sizeof want) == 0);
+    __typeof__(x) y;
+    memset(&y, 0, sizeof y);
+    pos = 0;
+    CU_ASSERT_EQUAL(MPI_Unpack_external("external32", buf, sizeof buf, &pos, &y, 1, t), MPI_SUCCESS);
+    CU_ASSERT(y.i == x.i && y.d == x.d && y.s == x.s && y.l == x.l);
+    MPI_Type_free(&t);
+    /* long double: IEEE binary128, big-endian: 1.5 is 3fff 8000 0000 ... */
+    long double ld = 1.5L;
+    unsigned char q[16];
+    pos = 0;
+    CU_ASSERT_EQUAL(MPI_Pack_external("external32", &ld, 1, MPI_LONG_DOUBLE, q, 16, &pos), MPI_SUCCESS);
+    CU_ASSERT(q[0] == 0x3f && q[1] == 0xff && q[2] == 0x80 && q[3] == 0 && q[15] == 0);
+    long double back = 0;
+    pos = 0;
+    MPI_Unpack_external("external32", q, 16, &pos, &back, 1, MPI_LONG_DOUBLE);
+    CU_ASSERT(back == 1.5L);
+}
+
+/* ---- bad input returns errors ---- */
+
+static void test_bad_input(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype t, v;
+    int bl[1] = { -1 }, disp[1] = { 0 };
+    CU_ASSERT_EQUAL(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT);
+    CU_ASSERT_EQUAL(MPI_Type_vector(2, -1, 1, MPI_INT, &t), MPI_ERR_ARG);
+    CU_ASSERT_EQUAL(MPI_Type_indexed(1, bl, disp, MPI_INT, &t), MPI_ERR_ARG);
+    CU_ASSERT_EQUAL(MPI_Type_contiguous(1, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+    CU_ASSERT_EQUAL(MPI_Type_free(&(MPI_Datatype){ MPI_INT }), MPI_ERR_TYPE);
+    int ints[1];
+    CU_ASSERT_EQUAL(MPI_Type_get_contents(MPI_INT, 1, 0, 0, ints, NULL, NULL), MPI_ERR_TYPE);
+    /* Extents that overflow the address range. */
+    CU_ASSERT_EQUAL(MPI_Type_create_hvector(1 << 10, 1, (MPI_Aint)1 << 40, MPI_INT, &v), MPI_SUCCESS);
+    CU_ASSERT_EQUAL(MPI_Type_create_hvector(1 << 20, 1, (MPI_Aint)1 << 45, v, &t), MPI_ERR_ARG);
+    CU_ASSERT_EQUAL(MPI_Type_contiguous(1 << 30, v, &t), MPI_ERR_ARG);
+    MPI_Type_free(&v);
+    /* Uncommitted types cannot carry data. */
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    int buf[4] = { 0 }, pos = 0;
+    CU_ASSERT_EQUAL(MPI_Pack(buf, 1, t, buf + 2, 8, &pos, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    CU_ASSERT_EQUAL(MPI_Send(buf, 1, t, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    MPI_Type_commit(&t);
+    CU_ASSERT_EQUAL(MPI_Pack(buf, 2, t, buf + 2, 8, &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+    CU_ASSERT_EQUAL(MPI_Pack(buf, -1, t, buf + 2, 8, &pos, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    MPI_Type_free(&t);
+    CU_ASSERT_EQUAL(MPI_Type_create_f90_integer(40, &t), MPI_ERR_ARG);
+    CU_ASSERT_EQUAL(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void test_f90_types(void)
+{
+    MPI_Datatype a, b;
+    MPI_Type_create_f90_real(10, MPI_UNDEFINED, &a);
+    MPI_Type_create_f90_real(10, MPI_UNDEFINED, &b);
+    CU_ASSERT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(a->size, sizeof(double));
+    int ni, na, nt, c, ints[2];
+    MPI_Type_get_envelope(a, &ni, &na, &nt, &c);
+    CU_ASSERT(c == MPI_COMBINER_F90_REAL && ni == 2 && na == 0 && nt == 0);
+    MPI_Type_get_contents(a, 2, 0, 0, ints, NULL, NULL);
+    CU_ASSERT(ints[0] == 10 && ints[1] == MPI_UNDEFINED);
+    MPI_Type_create_f90_integer(5, &a);
+    CU_ASSERT_EQUAL(a->size, 4);
+    MPI_Type_create_f90_complex(3, 30, &a);
+    CU_ASSERT_EQUAL(a->size, 8);
+    MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &a);
+    CU_ASSERT_EQUAL(a->size, 8);
+}
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -360,6 +564,14 @@ int main(void)
     CU_add_test(s, "counts from bytes", test_counts_from_bytes);
     CU_pSuite r = CU_add_suite("derived", NULL, NULL);
     CU_add_test(r, "random nested types vs reference", test_random_types);
+    CU_add_test(r, "vector layout is one op", test_vector_layout_is_one_op);
+    CU_add_test(r, "vector of struct layout", test_vector_of_struct_layout);
+    CU_add_test(r, "regular indexed merges", test_regular_indexed_merges);
+    CU_add_test(r, "struct padding and markers", test_struct_padding_and_markers);
+    CU_add_test(r, "contents round trip", test_contents_round_trip);
+    CU_add_test(r, "external32 bytes", test_external32_bytes);
+    CU_add_test(r, "bad input", test_bad_input);
+    CU_add_test(r, "f90 types", test_f90_types);
     unit_node_create(1, 4096);
     int rc = unit_run_registry();
     unit_node_destroy();
