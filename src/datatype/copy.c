@@ -6,7 +6,10 @@
  *  - small source pieces into a larger destination piece: a gather loop
  *    (vector to contiguous, i.e. packing), and the mirror scatter;
  *  - otherwise one memcpy of what both current pieces have left.
+ * When one side is contiguous (pack, unpack, contiguous receive) or both
+ * sides are the same type, a single cursor drives the copy.
  * Piece lengths of 1, 2, 4, 8 and 16 bytes get fixed-size copies. */
+#include <stdint.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -112,6 +115,40 @@ static inline void advance_bytes(struct cursor *c, size_t n)
             memcpy(dst, src, N);                                     \
         return;
 
+/* Up to 64 bytes without a call into libc: overlapping fixed-size moves
+ * from both ends (loads first, so overlap within one piece is harmless). */
+static inline void copy_small(char *dst, const char *src, size_t len)
+{
+    if (len >= 16) {
+        char a[16], b[16], c[16], d[16];
+        memcpy(a, src, 16);
+        memcpy(b, src + len - 16, 16);
+        if (len > 32) {
+            memcpy(c, src + 16, 16);
+            memcpy(d, src + len - 32, 16);
+            memcpy(dst + 16, c, 16);
+            memcpy(dst + len - 32, d, 16);
+        }
+        memcpy(dst, a, 16);
+        memcpy(dst + len - 16, b, 16);
+    } else if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i];
+    }
+}
+
 /* Copies n pieces of len bytes between two strides. */
 static void copy_pieces(char *dst, MPI_Aint dstride, const char *src, MPI_Aint sstride, size_t len, size_t n)
 {
@@ -122,6 +159,11 @@ static void copy_pieces(char *dst, MPI_Aint dstride, const char *src, MPI_Aint s
     FIXED_PIECES(8)
     FIXED_PIECES(16)
     default:
+        if (len <= 64) {
+            for (size_t i = 0; i < n; i++, dst += dstride, src += sstride)
+                copy_small(dst, src, len);
+            return;
+        }
         for (size_t i = 0; i < n; i++, dst += dstride, src += sstride)
             memcpy(dst, src, len);
     }
@@ -171,6 +213,77 @@ static size_t copy_step(struct cursor *out, struct cursor *in, size_t left)
     return n;
 }
 
+/* One side contiguous (packing, unpacking, a contiguous receive): one
+ * cursor walks the other side and each run is a gather or scatter loop. */
+static void copy_with_contiguous(char *contig, bool into_layout, struct cursor *c, size_t bytes)
+{
+    while (bytes > 0) {
+        if (c->pieces == 0)
+            cursor_next_run(c);
+        size_t n = c->pieces, len = c->len;
+        if (n * len > bytes)
+            n = bytes / len;
+        if (n == 0) {           /* the data ends inside this piece */
+            if (into_layout)
+                memcpy(c->piece, contig, bytes);
+            else
+                memcpy(contig, c->piece, bytes);
+            return;
+        }
+        if (into_layout)
+            copy_pieces(c->piece, c->stride, contig, (MPI_Aint)len, len, n);
+        else
+            copy_pieces(contig, (MPI_Aint)len, c->piece, c->stride, len, n);
+        contig += n * len;
+        bytes -= n * len;
+        advance_pieces(c, n);
+    }
+}
+
+/* Layouts of blocks only (no loops), e.g. structs: whole elements are
+ * copied by a plain loop over the blocks, without cursor bookkeeping.
+ * `layout` is the base of element 0; returns the elements done. */
+static size_t copy_flat_elements(char *contig, bool into_layout, char *layout, size_t count, MPI_Datatype t)
+{
+    const struct dt_op *ops = t->layout.ops;
+    uint32_t nops = t->layout.ntop;
+    MPI_Aint extent = dt_extent(t);
+    for (size_t e = 0; e < count; e++, layout += extent) {
+        for (uint32_t i = 0; i < nops; i++) {
+            const struct dt_op *op = &ops[i];
+            if (into_layout)
+                copy_pieces(layout + op->disp, op->stride, contig, (MPI_Aint)op->len, op->len, op->count);
+            else
+                copy_pieces(contig, (MPI_Aint)op->len, layout + op->disp, op->stride, op->len, op->count);
+            contig += op->len * op->count;
+        }
+    }
+    return count;
+}
+
+/* Both sides the same type: one cursor drives both buffers. */
+static void copy_same_layout(char *dst, const char *src, size_t count, MPI_Datatype t)
+{
+    if (t->layout.depth == 0) {
+        const struct dt_op *ops = t->layout.ops;
+        MPI_Aint extent = dt_extent(t);
+        for (size_t e = 0; e < count; e++, dst += extent, src += extent)
+            for (uint32_t i = 0; i < t->layout.ntop; i++)
+                copy_pieces(dst + ops[i].disp, ops[i].stride, src + ops[i].disp, ops[i].stride, ops[i].len,
+                            ops[i].count);
+        return;
+    }
+    struct cursor c;
+    cursor_init(&c, src, count, t);
+    MPI_Aint delta = (MPI_Aint)((uintptr_t)dst - (uintptr_t)src);
+    for (;;) {
+        if (c.pieces == 0 && !cursor_next_run(&c))
+            return;
+        copy_pieces(c.piece + delta, c.stride, c.piece, c.stride, c.len, c.pieces);
+        c.pieces = 0;
+    }
+}
+
 size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
                const void *src, size_t scount, MPI_Datatype stype)
 {
@@ -184,6 +297,26 @@ size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
         return bytes;
     }
     struct cursor in, out;
+    if (dtype->contiguous || stype->contiguous) {
+        bool into_layout = stype->contiguous;
+        MPI_Datatype t = into_layout ? dtype : stype;
+        char *layout = (char *)(into_layout ? dst : src);
+        char *contig = into_layout ? (char *)src + stype->true_lb : (char *)dst + dtype->true_lb;
+        size_t whole = 0;
+        if (t->layout.depth == 0 && t->layout.ntop > 1) {
+            whole = copy_flat_elements(contig, into_layout, layout, bytes / t->size, t);
+            layout += (MPI_Aint)whole * dt_extent(t);
+            contig += whole * t->size;
+        }
+        struct cursor *c = into_layout ? &out : &in;
+        cursor_init(c, layout, (into_layout ? dcount : scount) - whole, t);
+        copy_with_contiguous(contig, into_layout, c, bytes - whole * t->size);
+        return bytes;
+    }
+    if (stype == dtype) {
+        copy_same_layout(dst, src, bytes / stype->size, stype);
+        return bytes;
+    }
     cursor_init(&in, src, scount, stype);
     cursor_init(&out, dst, dcount, dtype);
     size_t left = bytes;
