@@ -86,7 +86,7 @@ static int same(const char *name, MPI_Datatype x, MPI_Datatype y)
     MPI_Datatype cx = x, cy = y;
     MPI_Type_commit(&cx);
     MPI_Type_commit(&cy);
-    static int src[4096];
+    int *src = malloc(sizeof(int) * 4096);
     for (int k = 0; k < 4096; k++)
         src[k] = k * 7 + 3;
     char *p1 = malloc((size_t)s1 * 2 + 1), *p2 = malloc((size_t)s1 * 2 + 1);
@@ -95,7 +95,7 @@ static int same(const char *name, MPI_Datatype x, MPI_Datatype y)
     MPI_Pack(src + 2048, 2, cy, p2, s1 * 2, &pos2, MPI_COMM_WORLD);
     if (pos1 != pos2 || memcmp(p1, p2, (size_t)pos1) != 0)
         printf("%s: packed images differ\n", name), errs++;
-    free(i1); free(i2); free(a1); free(a2); free(d1); free(d2); free(p1); free(p2);
+    free(i1); free(i2); free(a1); free(a2); free(d1); free(d2); free(p1); free(p2); free(src);
     return errs;
 }
 
