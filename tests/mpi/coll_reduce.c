@@ -170,6 +170,47 @@ int main(int argc, char **argv)
     MPI_Exscan(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(&errs, rank == 0 ? s == -5 : s == rank * (rank + 1) / 2, "exscan sum = %d", s);
 
+    /* Derived types: a strided vector of doubles (predefined op applied to
+     * its basic elements), a contiguous run of MPI_2INT pairs with MAXLOC,
+     * and a user op on the vector type itself. */
+    {
+        MPI_Datatype vec, pairs;
+        MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &vec);    /* elements 0, 2, 4 of 5 */
+        MPI_Type_commit(&vec);
+        MPI_Type_contiguous(2, MPI_2INT, &pairs);
+        MPI_Type_commit(&pairs);
+        double x[4 * 6], y[4 * 6];   /* 4 vectors; extent is 5 doubles */
+        for (int i = 0; i < 24; i++) {
+            x[i] = rank + i;
+            y[i] = -1;
+        }
+        MPI_Allreduce(x, y, 4, vec, MPI_SUM, MPI_COMM_WORLD);
+        for (int v = 0; v < 4; v++)
+            for (int k = 0; k < 5; k++) {
+                int i = v * 5 + k;
+                double want = k % 2 == 0 ? (double)size * (size - 1) / 2 + (double)size * i : -1;
+                CHECK(&errs, y[i] == want, "vector allreduce [%d] = %g, expected %g", i, y[i], want);
+            }
+        struct affine pin[4], pout[4];
+        for (int i = 0; i < 4; i++) {
+            pin[i].a = (rank * 7 + i * 3) % 5;
+            pin[i].b = rank;
+        }
+        MPI_Allreduce(pin, pout, 2, pairs, MPI_MAXLOC, MPI_COMM_WORLD);
+        for (int i = 0; i < 4; i++) {
+            int best = -1, at = 0;
+            for (int r = 0; r < size; r++)
+                if ((r * 7 + i * 3) % 5 > best) {
+                    best = (r * 7 + i * 3) % 5;
+                    at = r;
+                }
+            CHECK(&errs, pout[i].a == best && pout[i].b == at, "maxloc on contiguous 2INT [%d]: (%d, %d)", i,
+                  pout[i].a, pout[i].b);
+        }
+        MPI_Type_free(&vec);
+        MPI_Type_free(&pairs);
+    }
+
     /* Reduce_local. */
     struct affine a[3], b[3];
     for (int i = 0; i < 3; i++) {
