@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include "mpi.h"
 
+struct attribute;
+
 struct dt_block {
     MPI_Aint disp;
     size_t len;
@@ -43,6 +45,7 @@ struct strand_datatype {
     int combiner;
     atomic_int refcount;        /* derived types: handle + pending operations */
     char name[MPI_MAX_OBJECT_NAME];
+    struct attribute *attrs;    /* cached attributes (src/comm/attr.h) */
     struct dt_block single_block; /* storage for one-block types */
 };
 
