@@ -50,7 +50,8 @@ struct strand_comm {
     MPI_Errhandler errhandler;
     struct attribute *attrs;        /* newest first (deleted last-in first-out) */
     struct topo *topo;              /* NULL when the communicator has no topology */
-    uint32_t build_seq;             /* constructors called on this communicator so far */
+    uint32_t build_seq;             /* meetings (constructors but dup) held on this communicator */
+    uint64_t dup_count;             /* MPI_Comm_dup calls on this communicator */
     atomic_int refs;                /* the user's reference + pending internal users */
     char name[MPI_MAX_OBJECT_NAME];
 };

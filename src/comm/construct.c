@@ -19,6 +19,7 @@
 
 #include "../coll/coll.h"
 #include "../core/errhandler.h"
+#include "../util/lock.h"
 #include "comm.h"
 
 struct build_entry {
@@ -35,11 +36,35 @@ struct build_slot {
     struct build_entry *entries;    /* side 0's members, then side 1's */
 };
 
+/* A dup needs nobody's arguments, so it is no meeting: the first member
+ * to reach dup number d builds the copy and leaves it in ring slot
+ * d % DUP_RING for the others; the last to take it frees the slot. A member
+ * can thus run up to DUP_RING dups ahead of the slowest before it waits,
+ * which bounds the copies alive at once. No lock: one load and one atomic
+ * decrement per member, plus a compare-and-swap for the builder. */
+enum { DUP_RING = 32 };
+enum { DUP_FREE, DUP_BUILDING, DUP_READY };
+
+struct dup_waiter {
+    struct dup_waiter *next;
+    struct rank *rank;
+};
+
+struct dup_slot {
+    _Atomic uint64_t state;         /* dup number << 2 | phase; FREE: of the previous use */
+    struct comm_core *core;         /* READY: side 0's core of the copy (NULL: out of memory) */
+    atomic_int untaken;             /* READY: members still to take it */
+    atomic_int nwaiters;
+    struct dup_waiter *waiters;     /* under the context's waiters_lock */
+};
+
 struct comm_context {
     uint32_t context_id;
     bool owns_context_id;           /* false for the predefined communicators */
     atomic_int live_cores;
     struct build_slot slot;
+    struct lite_lock waiters_lock;  /* this communicator's: only members that must wait take it */
+    struct dup_slot dups[DUP_RING];
     struct comm_core cores[2];      /* cores[1]: intercomm side 1 */
     /* then: the member lists (side 0, side 1), then the slot entries */
 };
@@ -54,6 +79,8 @@ static struct comm_context *context_alloc(int size0, int size1)
     ctx->slot.nentries = (int)n;
     ctx->slot.entries = (struct build_entry *)(lists + n);
     ctx->context_id = CONTEXT_ID_NONE;
+    for (uint64_t i = 0; i < DUP_RING; i++)
+        atomic_store_explicit(&ctx->dups[i].state, i << 2 | DUP_FREE, memory_order_relaxed);
     struct comm_core *c0 = &ctx->cores[0], *c1 = &ctx->cores[1];
     c0->context = c1->context = ctx;
     c0->local_members = lists;
@@ -195,15 +222,99 @@ static void results_release(struct build_slot *slot)
     results_clear(slot);
 }
 
-static int build_dup(struct comm_core *parent, struct build_slot *slot)
+/* Side 0's core of a copy of the parent's group(s), one reference per member. */
+static struct comm_core *dup_core(const struct comm_core *parent)
 {
-    struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
-    int size0 = side0->local_size, size1 = parent->is_inter ? side0->size : 0;
-    struct comm_core *core = parent->is_inter
-                                 ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, size1)
-                                 : comm_intra_core_create(side0->members, size0, CONTEXT_ID_NONE, size0);
+    const struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
+    int size0 = side0->local_size;
+    return parent->is_inter ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, side0->size)
+                            : comm_intra_core_create(side0->members, size0, CONTEXT_ID_NONE, size0);
+}
+
+/* After a slot changed state: wake the members sleeping on it. */
+static void dup_notify(struct comm_context *ctx, struct dup_slot *slot)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&slot->nwaiters, memory_order_relaxed) == 0)
+        return;
+    lite_lock(&ctx->waiters_lock);
+    for (struct dup_waiter *w = slot->waiters; w != NULL; w = w->next)
+        rank_wake(w->rank);
+    lite_unlock(&ctx->waiters_lock);
+}
+
+struct dup_wait {
+    struct dup_slot *slot;
+    uint64_t seen;
+};
+
+static bool dup_slot_changed(void *arg)
+{
+    struct dup_wait *w = arg;
+    return atomic_load_explicit(&w->slot->state, memory_order_acquire) != w->seen;
+}
+
+/* Sleeps until the slot leaves state `seen`. */
+static void dup_wait_change(struct comm_context *ctx, struct dup_slot *slot, uint64_t seen)
+{
+    struct dup_waiter me = { .rank = strand_self };
+    lite_lock(&ctx->waiters_lock);
+    me.next = slot->waiters;
+    slot->waiters = &me;
+    atomic_fetch_add_explicit(&slot->nwaiters, 1, memory_order_seq_cst);
+    lite_unlock(&ctx->waiters_lock);
+    struct dup_wait w = { slot, seen };
+    rank_wait_until(strand_self, dup_slot_changed, &w);
+    lite_lock(&ctx->waiters_lock);
+    for (struct dup_waiter **p = &slot->waiters; *p != NULL; p = &(*p)->next)
+        if (*p == &me) {
+            *p = me.next;
+            break;
+        }
+    atomic_fetch_sub_explicit(&slot->nwaiters, 1, memory_order_relaxed);
+    lite_unlock(&ctx->waiters_lock);
+}
+
+/* Takes this member's share of dup number `d` (counted from DUP_RING). */
+static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *out)
+{
+    struct comm_context *ctx = parent->context;
+    struct dup_slot *slot = &ctx->dups[d % DUP_RING];
+    for (;;) {
+        uint64_t s = atomic_load_explicit(&slot->state, memory_order_acquire);
+        if (s == (d << 2 | DUP_READY))
+            break;
+        if (s == ((d - DUP_RING) << 2 | DUP_FREE)) {
+            if (!atomic_compare_exchange_strong_explicit(&slot->state, &s, d << 2 | DUP_BUILDING,
+                                                         memory_order_acq_rel, memory_order_acquire))
+                continue;
+            slot->core = dup_core(parent);
+            atomic_store_explicit(&slot->untaken, ctx->slot.nentries, memory_order_relaxed);
+            atomic_store_explicit(&slot->state, d << 2 | DUP_READY, memory_order_release);
+            dup_notify(ctx, slot);
+            break;
+        }
+        /* Being built, or still holding the dup DUP_RING before ours. */
+        dup_wait_change(ctx, slot, s);
+    }
+    struct comm_core *core = slot->core;    /* read before our share is given up */
+    if (atomic_fetch_sub_explicit(&slot->untaken, 1, memory_order_acq_rel) == 1) {
+        atomic_store_explicit(&slot->state, d << 2 | DUP_FREE, memory_order_release);
+        dup_notify(ctx, slot);
+    }
     if (core == NULL)
         return MPI_ERR_NO_MEM;
+    *out = (struct build_result){ .core = parent->side == 0 ? core : core->peer, .rank = -1 };
+    return MPI_SUCCESS;
+}
+
+static int build_dup(struct comm_core *parent, struct build_slot *slot)
+{
+    struct comm_core *core = dup_core(parent);
+    if (core == NULL)
+        return MPI_ERR_NO_MEM;
+    const struct comm_core *side0 = core;
+    int size0 = side0->local_size, size1 = core->is_inter ? side0->size : 0;
     for (int i = 0; i < size0; i++)
         slot->entries[i].result = (struct build_result){ .core = core, .rank = i };
     for (int i = 0; i < size1; i++)
@@ -392,6 +503,11 @@ int comm_build(struct strand_comm *parent, enum build_kind kind, const struct bu
 {
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
+    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
+        int rc = dup_take(core, DUP_RING + parent->dup_count++, out);
+        out->rank = parent->rank;
+        return rc;
+    }
     int me = participant_index(parent);
     struct build_entry *entry = &slot->entries[me];
     entry->rank = strand_self;
