@@ -85,7 +85,7 @@ int comm_world_create(int nranks, struct rank **ranks)
 /* Ends a handle: no callbacks (they ran, or the node is going away). */
 static void handle_end(struct strand_comm *c)
 {
-    c->magic = 0;
+    handle_magic_clear(&c->magic);
     errhandler_release(c->errhandler);
     c->errhandler = MPI_ERRHANDLER_NULL;
     if (c->topo != NULL)
