@@ -525,11 +525,9 @@ STRAND_MPI_ALIAS(MPI_Attr_delete);
 static int type_attr_call(const char *where, enum attr_op op, MPI_Datatype type, int keyval, void *value,
                           int *flag)
 {
-    int rc = error_check_initialized(where);
+    int rc = dt_check_arg(where, type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, where, "invalid datatype");
     if (op == ATTR_OP_GET && (value == NULL || flag == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
     struct attr_host h = { ATTR_TYPE, type, &type->attrs };

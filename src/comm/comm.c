@@ -364,22 +364,18 @@ STRAND_MPI_ALIAS(MPI_Comm_get_name);
 
 int PMPI_Type_set_name(MPI_Datatype type, char *type_name)
 {
-    int rc = error_check_initialized("MPI_Type_set_name");
+    int rc = dt_check_arg("MPI_Type_set_name", type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_set_name", "invalid datatype");
     return name_set(type->name, type_name, MPI_COMM_WORLD, "MPI_Type_set_name");
 }
 STRAND_MPI_ALIAS(MPI_Type_set_name);
 
 int PMPI_Type_get_name(MPI_Datatype type, char *type_name, int *resultlen)
 {
-    int rc = error_check_initialized("MPI_Type_get_name");
+    int rc = dt_check_arg("MPI_Type_get_name", type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype");
     return name_get(type->name, type_name, resultlen, MPI_COMM_WORLD, "MPI_Type_get_name");
 }
 STRAND_MPI_ALIAS(MPI_Type_get_name);

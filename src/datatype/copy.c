@@ -1,59 +1,294 @@
-/* The copy engine: walks typed layouts as streams of byte blocks. */
+/* The copy engine. A cursor walks `count` elements of a layout and yields
+ * RUNS: `pieces` pieces of `len` contiguous bytes, `stride` apart. dt_copy
+ * moves data between a source and a destination cursor a run at a time:
+ *  - equal piece lengths on both sides: one strided loop over all pieces
+ *    both runs still have (vector to vector);
+ *  - small source pieces into a larger destination piece: a gather loop
+ *    (vector to contiguous, i.e. packing), and the mirror scatter;
+ *  - otherwise one memcpy of what both current pieces have left.
+ * When one side is contiguous (pack, unpack, contiguous receive) or both
+ * sides are the same type, a single cursor drives the copy.
+ * Piece lengths of 1, 2, 4, 8 and 16 bytes get fixed-size copies. */
+#include <stdint.h>
 #include <string.h>
 
 #include "../core/core.h"
 #include "datatype.h"
 
-/* Position in `count` repetitions of a type's block list. */
-struct dt_cursor {
+struct frame {
+    const struct dt_op *body;
+    uint32_t nbody, next;
+    size_t iter, count;
+    MPI_Aint stride;
     char *base;
-    MPI_Datatype type;
-    size_t count;
-    size_t element;
-    int block;
-    size_t offset;      /* bytes already consumed of the current block */
 };
 
-static void cursor_init(struct dt_cursor *c, const void *base, size_t count, MPI_Datatype t)
+struct cursor {
+    char *piece;            /* current piece */
+    size_t len, pieces, off;
+    MPI_Aint stride;
+    const struct dt_op *ops;
+    int top;
+    struct frame f[DT_MAX_DEPTH + 1];
+};
+
+static void cursor_init(struct cursor *c, const void *base, size_t count, MPI_Datatype t)
 {
-    c->base = (char *)base;
-    c->type = t;
-    c->count = t->nblocks > 0 ? count : 0;
-    c->element = 0;
-    c->block = 0;
-    c->offset = 0;
+    const struct dt_layout *l = &t->layout;
+    c->ops = l->ops;
+    c->top = 0;
+    c->pieces = 0;
+    c->off = 0;
+    struct frame *root = &c->f[0];
+    *root = (struct frame){ .body = l->ops, .nbody = l->ntop, .next = 0, .iter = 0, .count = count,
+                            .stride = dt_extent(t), .base = (char *)base };
+    if (count == 0 || l->ntop != 1 || l->ops[0].nbody != 0)
+        return;
+    /* One strided block whose stride continues across elements (or a
+     * single block): all `count` elements are one run. */
+    const struct dt_op *b = &l->ops[0];
+    MPI_Aint extent = dt_extent(t);
+    if (b->count != 1 && (MPI_Aint)b->count * b->stride != extent)
+        return;
+    c->piece = (char *)base + b->disp;
+    c->len = b->len;
+    c->pieces = count * b->count;
+    c->stride = b->count == 1 ? extent : b->stride;
+    if (c->stride == (MPI_Aint)c->len) {
+        c->len *= c->pieces;
+        c->pieces = 1;
+    }
+    root->nbody = 0;
+    root->count = 0;
 }
 
-/* Returns the next contiguous piece, at most `max` bytes; 0 at the end. */
-static size_t cursor_next(struct dt_cursor *c, size_t max, char **where)
+/* Loads the next run; false at the end of the data. */
+static bool cursor_next_run(struct cursor *c)
 {
-    if (c->element >= c->count)
-        return 0;
-    const struct dt_block *b = &c->type->blocks[c->block];
-    size_t avail = b->len - c->offset;
-    size_t take = avail < max ? avail : max;
-    *where = c->base + (MPI_Aint)c->element * dt_extent(c->type) + b->disp + (MPI_Aint)c->offset;
-    c->offset += take;
-    if (c->offset == b->len) {
-        c->offset = 0;
-        if (++c->block == c->type->nblocks) {
-            c->block = 0;
-            c->element++;
+    for (;;) {
+        struct frame *f = &c->f[c->top];
+        if (f->next < f->nbody) {
+            const struct dt_op *op = &f->body[f->next++];
+            if (op->nbody == 0) {
+                c->piece = f->base + op->disp;
+                c->len = op->len;
+                c->pieces = op->count;
+                c->stride = op->stride;
+                c->off = 0;
+                return true;
+            }
+            struct frame *inner = &c->f[++c->top];
+            *inner = (struct frame){ .body = &c->ops[op->body], .nbody = op->nbody, .next = 0, .iter = 0,
+                                     .count = op->count, .stride = op->stride, .base = f->base + op->disp };
+            continue;
+        }
+        if (++f->iter < f->count) {
+            f->next = 0;
+            f->base += f->stride;
+            continue;
+        }
+        if (c->top == 0)
+            return false;
+        c->top--;
+    }
+}
+
+static inline void advance_pieces(struct cursor *c, size_t n)
+{
+    c->piece += (MPI_Aint)n * c->stride;
+    c->pieces -= n;
+}
+
+static inline void advance_bytes(struct cursor *c, size_t n)
+{
+    c->off += n;
+    if (c->off == c->len) {
+        c->off = 0;
+        c->piece += c->stride;
+        c->pieces--;
+    }
+}
+
+#define FIXED_PIECES(N)                                              \
+    case N:                                                          \
+        for (size_t i = 0; i < n; i++, dst += dstride, src += sstride) \
+            memcpy(dst, src, N);                                     \
+        return;
+
+/* Up to 64 bytes without a call into libc: overlapping fixed-size moves
+ * from both ends (loads first, so overlap within one piece is harmless). */
+static inline void copy_small(char *dst, const char *src, size_t len)
+{
+    if (len >= 16) {
+        char a[16], b[16], c[16], d[16];
+        memcpy(a, src, 16);
+        memcpy(b, src + len - 16, 16);
+        if (len > 32) {
+            memcpy(c, src + 16, 16);
+            memcpy(d, src + len - 32, 16);
+            memcpy(dst + 16, c, 16);
+            memcpy(dst + len - 32, d, 16);
+        }
+        memcpy(dst, a, 16);
+        memcpy(dst + len - 16, b, 16);
+    } else if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i];
+    }
+}
+
+/* Copies n pieces of len bytes between two strides. */
+static void copy_pieces(char *dst, MPI_Aint dstride, const char *src, MPI_Aint sstride, size_t len, size_t n)
+{
+    switch (len) {
+    FIXED_PIECES(1)
+    FIXED_PIECES(2)
+    FIXED_PIECES(4)
+    FIXED_PIECES(8)
+    FIXED_PIECES(16)
+    default:
+        if (len <= 64) {
+            for (size_t i = 0; i < n; i++, dst += dstride, src += sstride)
+                copy_small(dst, src, len);
+            return;
+        }
+        for (size_t i = 0; i < n; i++, dst += dstride, src += sstride)
+            memcpy(dst, src, len);
+    }
+}
+
+static inline size_t min3(size_t a, size_t b, size_t c)
+{
+    size_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+/* One step of the two-cursor walk; returns the bytes moved. */
+static size_t copy_step(struct cursor *out, struct cursor *in, size_t left)
+{
+    size_t src_left = in->len - in->off, dst_left = out->len - out->off;
+    if (in->off == 0 && out->off == 0 && in->len == out->len) {
+        size_t n = min3(in->pieces, out->pieces, left / in->len);
+        if (n > 0) {
+            copy_pieces(out->piece, out->stride, in->piece, in->stride, in->len, n);
+            advance_pieces(in, n);
+            advance_pieces(out, n);
+            return n * in->len;
         }
     }
-    return take;
+    if (in->off == 0 && in->len < dst_left) {
+        size_t n = min3(in->pieces, dst_left / in->len, left / in->len);
+        if (n > 1) {
+            copy_pieces(out->piece + out->off, (MPI_Aint)in->len, in->piece, in->stride, in->len, n);
+            advance_pieces(in, n);
+            advance_bytes(out, n * in->len);
+            return n * in->len;
+        }
+    }
+    if (out->off == 0 && out->len < src_left) {
+        size_t n = min3(out->pieces, src_left / out->len, left / out->len);
+        if (n > 1) {
+            copy_pieces(out->piece, out->stride, in->piece + in->off, (MPI_Aint)out->len, out->len, n);
+            advance_pieces(out, n);
+            advance_bytes(in, n * out->len);
+            return n * out->len;
+        }
+    }
+    size_t n = min3(src_left, dst_left, left);
+    memcpy(out->piece + out->off, in->piece + in->off, n);
+    advance_bytes(in, n);
+    advance_bytes(out, n);
+    return n;
 }
 
-static size_t cursor_total(size_t count, MPI_Datatype t)
+/* One side contiguous (packing, unpacking, a contiguous receive): one
+ * cursor walks the other side and each run is a gather or scatter loop. */
+static void copy_with_contiguous(char *contig, bool into_layout, struct cursor *c, size_t bytes)
 {
-    return (size_t)count * t->size;
+    while (bytes > 0) {
+        if (c->pieces == 0)
+            cursor_next_run(c);
+        size_t n = c->pieces, len = c->len;
+        if (n * len > bytes)
+            n = bytes / len;
+        if (n == 0) {           /* the data ends inside this piece */
+            if (into_layout)
+                memcpy(c->piece, contig, bytes);
+            else
+                memcpy(contig, c->piece, bytes);
+            return;
+        }
+        if (into_layout)
+            copy_pieces(c->piece, c->stride, contig, (MPI_Aint)len, len, n);
+        else
+            copy_pieces(contig, (MPI_Aint)len, c->piece, c->stride, len, n);
+        contig += n * len;
+        bytes -= n * len;
+        advance_pieces(c, n);
+    }
+}
+
+/* Layouts of blocks only (no loops), e.g. structs: whole elements are
+ * copied by a plain loop over the blocks, without cursor bookkeeping.
+ * `layout` is the base of element 0; returns the elements done. */
+static size_t copy_flat_elements(char *contig, bool into_layout, char *layout, size_t count, MPI_Datatype t)
+{
+    const struct dt_op *ops = t->layout.ops;
+    uint32_t nops = t->layout.ntop;
+    MPI_Aint extent = dt_extent(t);
+    for (size_t e = 0; e < count; e++, layout += extent) {
+        for (uint32_t i = 0; i < nops; i++) {
+            const struct dt_op *op = &ops[i];
+            if (into_layout)
+                copy_pieces(layout + op->disp, op->stride, contig, (MPI_Aint)op->len, op->len, op->count);
+            else
+                copy_pieces(contig, (MPI_Aint)op->len, layout + op->disp, op->stride, op->len, op->count);
+            contig += op->len * op->count;
+        }
+    }
+    return count;
+}
+
+/* Both sides the same type: one cursor drives both buffers. */
+static void copy_same_layout(char *dst, const char *src, size_t count, MPI_Datatype t)
+{
+    if (t->layout.depth == 0) {
+        const struct dt_op *ops = t->layout.ops;
+        MPI_Aint extent = dt_extent(t);
+        for (size_t e = 0; e < count; e++, dst += extent, src += extent)
+            for (uint32_t i = 0; i < t->layout.ntop; i++)
+                copy_pieces(dst + ops[i].disp, ops[i].stride, src + ops[i].disp, ops[i].stride, ops[i].len,
+                            ops[i].count);
+        return;
+    }
+    struct cursor c;
+    cursor_init(&c, src, count, t);
+    MPI_Aint delta = (MPI_Aint)((uintptr_t)dst - (uintptr_t)src);
+    for (;;) {
+        if (c.pieces == 0 && !cursor_next_run(&c))
+            return;
+        copy_pieces(c.piece + delta, c.stride, c.piece, c.stride, c.len, c.pieces);
+        c.pieces = 0;
+    }
 }
 
 size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
                const void *src, size_t scount, MPI_Datatype stype)
 {
-    size_t want = cursor_total(scount, stype);
-    size_t room = cursor_total(dcount, dtype);
+    size_t want = scount * stype->size;
+    size_t room = dcount * dtype->size;
     size_t bytes = want < room ? want : room;
     if (bytes == 0)
         return 0;
@@ -61,27 +296,43 @@ size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
         memcpy((char *)dst + dtype->true_lb, (const char *)src + stype->true_lb, bytes);
         return bytes;
     }
-    struct dt_cursor in, out;
+    struct cursor in, out;
+    if (dtype->contiguous || stype->contiguous) {
+        bool into_layout = stype->contiguous;
+        MPI_Datatype t = into_layout ? dtype : stype;
+        char *layout = (char *)(into_layout ? dst : src);
+        char *contig = into_layout ? (char *)src + stype->true_lb : (char *)dst + dtype->true_lb;
+        size_t whole = 0;
+        if (t->layout.depth == 0 && t->layout.ntop > 1) {
+            whole = copy_flat_elements(contig, into_layout, layout, bytes / t->size, t);
+            layout += (MPI_Aint)whole * dt_extent(t);
+            contig += whole * t->size;
+        }
+        struct cursor *c = into_layout ? &out : &in;
+        cursor_init(c, layout, (into_layout ? dcount : scount) - whole, t);
+        copy_with_contiguous(contig, into_layout, c, bytes - whole * t->size);
+        return bytes;
+    }
+    if (stype == dtype) {
+        copy_same_layout(dst, src, bytes / stype->size, stype);
+        return bytes;
+    }
     cursor_init(&in, src, scount, stype);
     cursor_init(&out, dst, dcount, dtype);
-    size_t done = 0;
-    char *from = NULL, *to = NULL;
-    size_t from_left = 0;
-    while (done < bytes) {
-        if (from_left == 0)
-            from_left = cursor_next(&in, bytes - done, &from);
-        size_t n = cursor_next(&out, from_left, &to);
-        memcpy(to, from, n);
-        from += n;
-        from_left -= n;
-        done += n;
+    size_t left = bytes;
+    while (left > 0) {
+        if (in.pieces == 0)
+            cursor_next_run(&in);
+        if (out.pieces == 0)
+            cursor_next_run(&out);
+        left -= copy_step(&out, &in, left);
     }
     return bytes;
 }
 
 size_t dt_pack(void *out, const void *src, size_t count, MPI_Datatype t)
 {
-    return dt_copy(out, cursor_total(count, t), MPI_BYTE, src, count, t);
+    return dt_copy(out, count * t->size, MPI_BYTE, src, count, t);
 }
 
 size_t dt_unpack(void *dst, size_t count, MPI_Datatype t, const void *in, size_t bytes)

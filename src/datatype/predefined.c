@@ -1,5 +1,6 @@
 /* The predefined datatypes of MPI-2.2: one object each, built from a table.
- * Pair types (MPI_DOUBLE_INT, ...) have padding, so they carry two blocks. */
+ * Pair types (MPI_DOUBLE_INT, ...) have padding, so they carry two blocks.
+ * Every one is its own layout: a block op (two for padded pairs). */
 #include <complex.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -9,29 +10,53 @@
 #include "../core/core.h"
 #include "datatype.h"
 
+/* A block op of `len` bytes at `disp`. */
+#define BLOCK_OP(d, l) { .disp = (d), .stride = 0, .count = 1, .len = (l), .body = 0, .nbody = 0 }
+
+#define COMMON_FIELDS(var, label)                                                         \
+    .magic = DT_MAGIC, .committed = true, .predefined = true,                             \
+    .combiner = MPI_COMBINER_NAMED, .name = label, .refcount = 1
+
 #define SIMPLE_TYPE(var, ctype, kind, label)                                              \
     STRAND_EXPORT struct strand_datatype var = {                                         \
-        .size = sizeof(ctype), .lb = 0, .ub = sizeof(ctype), .true_lb = 0,                \
-        .true_ub = sizeof(ctype), .nblocks = 1, .blocks = &var.single_block,              \
-        .contiguous = true, .committed = true, .predefined = true, .basic = kind,        \
-        .combiner = MPI_COMBINER_NAMED, .name = label,                                    \
-        .single_block = { 0, sizeof(ctype) } };
+        COMMON_FIELDS(var, label), .size = sizeof(ctype), .lb = 0, .ub = sizeof(ctype),   \
+        .true_lb = 0, .true_ub = sizeof(ctype), .align = _Alignof(ctype), .nelements = 1,  \
+        .uniform = &var, .layout = { .ops = var.single_op, .nops = 1, .ntop = 1 },        \
+        .contiguous = true, .basic = kind,                                                \
+        .single_op = { BLOCK_OP(0, sizeof(ctype)) } };
 
-#define PAIR_TYPE(var, stype, vtype, kind, label)                                          \
-    static struct dt_block var##_blocks[2] = {                                            \
-        { offsetof(stype, value), sizeof(vtype) }, { offsetof(stype, index), sizeof(int) } }; \
+/* Fortran pairs: two values of one kind, no padding; two basic elements. */
+#define FORTRAN_PAIR_TYPE(var, ctype, kind, label)                                        \
     STRAND_EXPORT struct strand_datatype var = {                                         \
-        .size = sizeof(vtype) + sizeof(int), .lb = 0, .ub = sizeof(stype), .true_lb = 0, \
-        .true_ub = offsetof(stype, index) + sizeof(int), .nblocks = 2,                    \
-        .blocks = var##_blocks, .contiguous = sizeof(stype) == sizeof(vtype) + sizeof(int), \
-        .committed = true, .predefined = true, .basic = DT_BASIC_PAIR, .pair_value = kind, \
-        .combiner = MPI_COMBINER_NAMED, .name = label };
+        COMMON_FIELDS(var, label), .size = sizeof(ctype), .lb = 0, .ub = sizeof(ctype),   \
+        .true_lb = 0, .true_ub = sizeof(ctype), .align = _Alignof(ctype), .nelements = 2,  \
+        .uniform = &var, .layout = { .ops = var.single_op, .nops = 1, .ntop = 1 },        \
+        .contiguous = true, .basic = DT_BASIC_PAIR, .pair_value = kind,                   \
+        .value_size = sizeof(ctype) / 2,                                                  \
+        .single_op = { BLOCK_OP(0, sizeof(ctype)) } };
 
-#define MARKER_TYPE(var, label)                                                            \
+/* C pairs: value then int, with padding when the struct has any. */
+#define PAIR_TYPE(var, stype, vtype, kind, label)                                         \
     STRAND_EXPORT struct strand_datatype var = {                                         \
-        .size = 0, .lb = 0, .ub = 0, .true_lb = 0, .true_ub = 0, .nblocks = 0,            \
-        .blocks = NULL, .contiguous = true, .committed = true, .predefined = true,        \
-        .basic = DT_BASIC_MARKER, .combiner = MPI_COMBINER_NAMED, .name = label };
+        COMMON_FIELDS(var, label), .size = sizeof(vtype) + sizeof(int), .lb = 0,          \
+        .ub = sizeof(stype), .true_lb = 0, .true_ub = offsetof(stype, index) + sizeof(int), \
+        .align = _Alignof(stype), .nelements = 2, .uniform = &var,                        \
+        .layout = { .ops = var.single_op, .nops = PAIR_OPS(stype, vtype), .ntop = PAIR_OPS(stype, vtype) }, \
+        .contiguous = sizeof(stype) == sizeof(vtype) + sizeof(int),                       \
+        .basic = DT_BASIC_PAIR, .pair_value = kind, .value_size = sizeof(vtype),          \
+        .single_op = { PAIR_FIRST_OP(stype, vtype), BLOCK_OP(offsetof(stype, index), sizeof(int)) } };
+/* A pair without padding between value and index is one block. */
+#define PAIR_GAP(stype, vtype) (offsetof(stype, index) != sizeof(vtype))
+#define PAIR_OPS(stype, vtype) (PAIR_GAP(stype, vtype) ? 2 : 1)
+#define PAIR_FIRST_OP(stype, vtype) \
+    BLOCK_OP(0, PAIR_GAP(stype, vtype) ? sizeof(vtype) : sizeof(vtype) + sizeof(int))
+
+#define MARKER_TYPE(var, label)                                                           \
+    STRAND_EXPORT struct strand_datatype var = {                                         \
+        COMMON_FIELDS(var, label), .size = 0, .lb = 0, .ub = 0, .true_lb = 0,             \
+        .true_ub = 0, .align = 1, .nelements = 0, .uniform = NULL,                        \
+        .layout = { .ops = NULL, .nops = 0, .ntop = 0 }, .contiguous = true,              \
+        .basic = DT_BASIC_MARKER };
 
 struct pair_float_int { float value; int index; };
 struct pair_double_int { double value; int index; };
@@ -43,6 +68,8 @@ struct pair_float_float { float value; float index; };
 struct pair_double_double { double value; double index; };
 typedef struct { float re, im; } fortran_complex;
 typedef struct { double re, im; } fortran_double_complex;
+struct pair_complex { fortran_complex value, index; };
+struct pair_double_complex { fortran_double_complex value, index; };
 
 SIMPLE_TYPE(strand_dt_char, char, DT_BASIC_CHAR, "MPI_CHAR")
 SIMPLE_TYPE(strand_dt_signed_char, signed char, DT_BASIC_SIGNED_CHAR, "MPI_SIGNED_CHAR")
@@ -101,11 +128,11 @@ PAIR_TYPE(strand_dt_short_int, struct pair_short_int, short, DT_BASIC_SHORT, "MP
 PAIR_TYPE(strand_dt_2int, struct pair_int_int, int, DT_BASIC_INT, "MPI_2INT")
 PAIR_TYPE(strand_dt_long_double_int, struct pair_long_double_int, long double, DT_BASIC_LONG_DOUBLE, "MPI_LONG_DOUBLE_INT")
 /* Fortran pair types are two values of the same kind, no padding. */
-SIMPLE_TYPE(strand_dt_2integer, struct pair_int_int, DT_BASIC_PAIR, "MPI_2INTEGER")
-SIMPLE_TYPE(strand_dt_2real, struct pair_float_float, DT_BASIC_PAIR, "MPI_2REAL")
-SIMPLE_TYPE(strand_dt_2double_precision, struct pair_double_double, DT_BASIC_PAIR, "MPI_2DOUBLE_PRECISION")
-SIMPLE_TYPE(strand_dt_2complex, fortran_double_complex, DT_BASIC_PAIR, "MPI_2COMPLEX")
-SIMPLE_TYPE(strand_dt_2double_complex, long double _Complex, DT_BASIC_PAIR, "MPI_2DOUBLE_COMPLEX")
+FORTRAN_PAIR_TYPE(strand_dt_2integer, struct pair_int_int, DT_BASIC_INT, "MPI_2INTEGER")
+FORTRAN_PAIR_TYPE(strand_dt_2real, struct pair_float_float, DT_BASIC_FLOAT, "MPI_2REAL")
+FORTRAN_PAIR_TYPE(strand_dt_2double_precision, struct pair_double_double, DT_BASIC_DOUBLE, "MPI_2DOUBLE_PRECISION")
+FORTRAN_PAIR_TYPE(strand_dt_2complex, struct pair_complex, DT_BASIC_FLOAT_COMPLEX, "MPI_2COMPLEX")
+FORTRAN_PAIR_TYPE(strand_dt_2double_complex, struct pair_double_complex, DT_BASIC_DOUBLE_COMPLEX, "MPI_2DOUBLE_COMPLEX")
 
 MARKER_TYPE(strand_dt_lb, "MPI_LB")
 MARKER_TYPE(strand_dt_ub, "MPI_UB")

@@ -1,14 +1,24 @@
 /* Validity checks and element counting shared by every data path, and the
  * MPI calls that only read a type. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "../core/core.h"
 #include "datatype.h"
 
+bool dt_valid(MPI_Datatype t)
+{
+    return t != MPI_DATATYPE_NULL && t->magic == DT_MAGIC;
+}
+
 int dt_check_usable(MPI_Datatype t, const char **why)
 {
     if (t == MPI_DATATYPE_NULL) {
         *why = "MPI_DATATYPE_NULL is not a datatype";
+        return MPI_ERR_TYPE;
+    }
+    if (t->magic != DT_MAGIC) {
+        *why = "invalid datatype handle";
         return MPI_ERR_TYPE;
     }
     if (!t->committed) {
@@ -29,32 +39,9 @@ int dt_count_from_bytes(MPI_Datatype t, size_t bytes)
 {
     if (t->size == 0)
         return 0;
-    if (bytes % t->size != 0)
+    if (bytes % t->size != 0 || bytes / t->size > INT32_MAX)
         return MPI_UNDEFINED;
     return (int)(bytes / t->size);
-}
-
-/* Size of the basic element that the type's blocks are made of. */
-static size_t basic_element_size(MPI_Datatype t)
-{
-    if (t->basic == DT_BASIC_PAIR)
-        return t->nblocks == 2 ? 0 : t->size / 2;   /* 0: pair with padding, see below */
-    return t->size;
-}
-
-int dt_elements_from_bytes(MPI_Datatype t, size_t bytes)
-{
-    if (t->size == 0)
-        return 0;
-    size_t element = basic_element_size(t);
-    if (element != 0)
-        return bytes % element == 0 ? (int)(bytes / element) : MPI_UNDEFINED;
-    /* C pair types: value then int; a partial pair counts its value. */
-    size_t whole = bytes / t->size, rest = bytes % t->size;
-    size_t value = t->blocks[0].len;
-    if (rest == 0)
-        return (int)(2 * whole);
-    return rest == value ? (int)(2 * whole + 1) : MPI_UNDEFINED;
 }
 
 void dt_retain(MPI_Datatype t)
@@ -67,20 +54,25 @@ void dt_release(MPI_Datatype t)
 {
     if (t->predefined)
         return;
-    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
-        if (t->blocks != &t->single_block)
-            free(t->blocks);
-        free(t);
-    }
+    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int i = 0; i < t->ntypes; i++)
+        dt_release(t->types[i]);
+    if (t->inner != NULL)
+        dt_release(t->inner);
+    dt_layout_free(&t->layout);
+    free(t->addrs);     /* the one allocation holding all three argument arrays */
+    t->magic = 0;
+    free(t);
 }
 
-static int status_check(const char *where, MPI_Status *status, MPI_Datatype t)
+static int status_check(const char *where, MPI_Status *status, MPI_Datatype t, const int *count)
 {
     const char *why;
     if (status == NULL || status == MPI_STATUS_IGNORE)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "status must be a real MPI_Status");
-    if (t == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, where, "MPI_DATATYPE_NULL is not a datatype");
+    if (count == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "count is NULL");
     int rc = dt_check_usable(t, &why);
     if (rc != MPI_SUCCESS)
         return error_report(MPI_COMM_WORLD, rc, where, "%s", why);
@@ -89,7 +81,7 @@ static int status_check(const char *where, MPI_Status *status, MPI_Datatype t)
 
 int PMPI_Get_count(MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    int rc = status_check("MPI_Get_count", status, datatype);
+    int rc = status_check("MPI_Get_count", status, datatype, count);
     if (rc != MPI_SUCCESS)
         return rc;
     *count = dt_count_from_bytes(datatype, (size_t)status->strand_count);
@@ -99,7 +91,7 @@ STRAND_MPI_ALIAS(MPI_Get_count);
 
 int PMPI_Get_elements(MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    int rc = status_check("MPI_Get_elements", status, datatype);
+    int rc = status_check("MPI_Get_elements", status, datatype, count);
     if (rc != MPI_SUCCESS)
         return rc;
     *count = dt_elements_from_bytes(datatype, (size_t)status->strand_count);
@@ -107,11 +99,103 @@ int PMPI_Get_elements(MPI_Status *status, MPI_Datatype datatype, int *count)
 }
 STRAND_MPI_ALIAS(MPI_Get_elements);
 
+/* Initialized, a datatype, and a non-NULL output argument. */
+static int query_check(const char *where, MPI_Datatype t, const void *out)
+{
+    int rc = dt_check_arg(where, t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (out == NULL)
+        return dt_error(MPI_ERR_ARG, where, "output argument is NULL");
+    return MPI_SUCCESS;
+}
+
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    if (datatype == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "MPI_DATATYPE_NULL is not a datatype");
-    *size = (int)datatype->size;
+    int rc = query_check("MPI_Type_size", datatype, size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = datatype->size > INT32_MAX ? MPI_UNDEFINED : (int)datatype->size;
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Type_size);
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    int rc = query_check("MPI_Type_get_extent", datatype, lb);
+    if (rc == MPI_SUCCESS)
+        rc = query_check("MPI_Type_get_extent", datatype, extent);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *lb = datatype->lb;
+    *extent = dt_extent(datatype);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_get_extent);
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    int rc = query_check("MPI_Type_get_true_extent", datatype, true_lb);
+    if (rc == MPI_SUCCESS)
+        rc = query_check("MPI_Type_get_true_extent", datatype, true_extent);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *true_lb = datatype->true_lb;
+    *true_extent = datatype->true_ub - datatype->true_lb;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_get_true_extent);
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    int rc = query_check("MPI_Type_extent", datatype, extent);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *extent = dt_extent(datatype);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_extent);
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    int rc = query_check("MPI_Type_lb", datatype, displacement);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *displacement = datatype->lb;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_lb);
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    int rc = query_check("MPI_Type_ub", datatype, displacement);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *displacement = datatype->ub;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_ub);
+
+static int get_address(const char *where, void *location, MPI_Aint *address)
+{
+    int rc = error_check_initialized(where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (address == NULL)
+        return dt_error(MPI_ERR_ARG, where, "address is NULL");
+    /* MPI_BOTTOM is address 0, so an address is the pointer's value. */
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_address(void *location, MPI_Aint *address)
+{
+    return get_address("MPI_Get_address", location, address);
+}
+STRAND_MPI_ALIAS(MPI_Get_address);
+
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    return get_address("MPI_Address", location, address);
+}
+STRAND_MPI_ALIAS(MPI_Address);
