@@ -91,8 +91,6 @@ static void handle_end(struct strand_comm *c)
     if (c->topo != NULL)
         topo_release(c->topo);
     c->topo = NULL;
-    comm_core_release(c->core);
-    c->core = NULL;
     comm_release(c);
 }
 
@@ -129,10 +127,15 @@ void comm_retain(struct strand_comm *c)
     atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
 }
 
+/* The core (and so the context id) lives as long as the handle: a receive
+ * still pending on a freed communicator cannot match messages of a new
+ * communicator that reuses the id. */
 void comm_release(struct strand_comm *c)
 {
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
-        free(c);
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    comm_core_release(c->core);
+    free(c);
 }
 
 struct strand_comm *comm_checked(MPI_Comm comm, const char *where, int *rc)
