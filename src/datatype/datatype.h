@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include "mpi.h"
 
+struct attribute;
+
 #define DT_MAGIC 0x44545950u        /* "DTYP" */
 /* Loops of one iteration are inlined and empty ops dropped, so every loop
  * level at least doubles the data: 62 levels cannot fit in memory. */
@@ -77,6 +79,7 @@ struct strand_datatype {
     MPI_Datatype inner;         /* subarray/darray: the same type map built from simpler constructors */
     atomic_int refcount;        /* derived types: handle + parents + pending operations */
     char name[MPI_MAX_OBJECT_NAME];
+    struct attribute *attrs;    /* cached attributes (src/comm/attr.h) */
     struct dt_op single_op[2];  /* predefined layouts (pair types have two blocks) */
 };
 
