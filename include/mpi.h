@@ -623,18 +623,18 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int MPI_Request_free(MPI_Request *request);
-int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
+int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index,
                 MPI_Status *status);
-int MPI_Testany(int count, MPI_Request array_of_requests[], int *index,
+int MPI_Testany(int count, MPI_Request *array_of_requests, int *index,
                 int *flag, MPI_Status *status);
-int MPI_Waitall(int count, MPI_Request array_of_requests[],
-                MPI_Status array_of_statuses[]);
-int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                MPI_Status array_of_statuses[]);
-int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[]);
-int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Waitall(int count, MPI_Request *array_of_requests,
+                MPI_Status *array_of_statuses);
+int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
+                MPI_Status *array_of_statuses);
+int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses);
+int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses);
 int MPI_Request_get_status(MPI_Request request, int *flag,
                            MPI_Status *status);
 
@@ -657,7 +657,7 @@ int MPI_Rsend_init(void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source,
                   int tag, MPI_Comm comm, MPI_Request *request);
 int MPI_Start(MPI_Request *request);
-int MPI_Startall(int count, MPI_Request array_of_requests[]);
+int MPI_Startall(int count, MPI_Request *array_of_requests);
 
 /* --- combined send-receive */
 int MPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -679,27 +679,27 @@ int MPI_Type_vector(int count, int blocklength, int stride,
                     MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                             MPI_Datatype oldtype, MPI_Datatype *newtype);
-int MPI_Type_indexed(int count, int array_of_blocklengths[],
-                     int array_of_displacements[], MPI_Datatype oldtype,
+int MPI_Type_indexed(int count, int *array_of_blocklengths,
+                     int *array_of_displacements, MPI_Datatype oldtype,
                      MPI_Datatype *newtype);
-int MPI_Type_create_hindexed(int count, int array_of_blocklengths[],
-                             MPI_Aint array_of_displacements[],
+int MPI_Type_create_hindexed(int count, int *array_of_blocklengths,
+                             MPI_Aint *array_of_displacements,
                              MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_indexed_block(int count, int blocklength,
-                                  int array_of_displacements[],
+                                  int *array_of_displacements,
                                   MPI_Datatype oldtype,
                                   MPI_Datatype *newtype);
-int MPI_Type_create_struct(int count, int array_of_blocklengths[],
-                           MPI_Aint array_of_displacements[],
-                           MPI_Datatype array_of_types[],
+int MPI_Type_create_struct(int count, int *array_of_blocklengths,
+                           MPI_Aint *array_of_displacements,
+                           MPI_Datatype *array_of_types,
                            MPI_Datatype *newtype);
-int MPI_Type_create_subarray(int ndims, int array_of_sizes[],
-                             int array_of_subsizes[], int array_of_starts[],
+int MPI_Type_create_subarray(int ndims, int *array_of_sizes,
+                             int *array_of_subsizes, int *array_of_starts,
                              int order, MPI_Datatype oldtype,
                              MPI_Datatype *newtype);
 int MPI_Type_create_darray(int size, int rank, int ndims,
-                           int array_of_gsizes[], int array_of_distribs[],
-                           int array_of_dargs[], int array_of_psizes[],
+                           int *array_of_gsizes, int *array_of_distribs,
+                           int *array_of_dargs, int *array_of_psizes,
                            int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
@@ -723,9 +723,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                           int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                           int max_addresses, int max_datatypes,
-                          int array_of_integers[],
-                          MPI_Aint array_of_addresses[],
-                          MPI_Datatype array_of_datatypes[]);
+                          int *array_of_integers,
+                          MPI_Aint *array_of_addresses,
+                          MPI_Datatype *array_of_datatypes);
 
 /* --- pack and unpack */
 int MPI_Pack(void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
@@ -747,12 +747,12 @@ int MPI_Pack_external_size(char *datarep, int incount, MPI_Datatype datatype,
 int MPI_Address(void *location, MPI_Aint *address);
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                      MPI_Datatype oldtype, MPI_Datatype *newtype);
-int MPI_Type_hindexed(int count, int array_of_blocklengths[],
-                      MPI_Aint array_of_displacements[],
+int MPI_Type_hindexed(int count, int *array_of_blocklengths,
+                      MPI_Aint *array_of_displacements,
                       MPI_Datatype oldtype, MPI_Datatype *newtype);
-int MPI_Type_struct(int count, int array_of_blocklengths[],
-                    MPI_Aint array_of_displacements[],
-                    MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_struct(int count, int *array_of_blocklengths,
+                    MPI_Aint *array_of_displacements,
+                    MPI_Datatype *array_of_types, MPI_Datatype *newtype);
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
@@ -768,29 +768,29 @@ int MPI_Gather(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                MPI_Comm comm);
 int MPI_Gatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                void *recvbuf, int recvcounts[], int displs[],
+                void *recvbuf, int *recvcounts, int *displs,
                 MPI_Datatype recvtype, int root, MPI_Comm comm);
 int MPI_Scatter(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm);
-int MPI_Scatterv(void *sendbuf, int sendcounts[], int displs[],
+int MPI_Scatterv(void *sendbuf, int *sendcounts, int *displs,
                  MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm);
 int MPI_Allgather(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm);
 int MPI_Allgatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcounts[], int displs[],
+                   void *recvbuf, int *recvcounts, int *displs,
                    MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Alltoall(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm);
-int MPI_Alltoallv(void *sendbuf, int sendcounts[], int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcounts[],
-                  int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
-int MPI_Alltoallw(void *sendbuf, int sendcounts[], int sdispls[],
-                  MPI_Datatype sendtypes[], void *recvbuf, int recvcounts[],
-                  int rdispls[], MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Alltoallv(void *sendbuf, int *sendcounts, int *sdispls,
+                  MPI_Datatype sendtype, void *recvbuf, int *recvcounts,
+                  int *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallw(void *sendbuf, int *sendcounts, int *sdispls,
+                  MPI_Datatype *sendtypes, void *recvbuf, int *recvcounts,
+                  int *rdispls, MPI_Datatype *recvtypes, MPI_Comm comm);
 
 /* --- reductions */
 int MPI_Reduce(void *sendbuf, void *recvbuf, int count,
@@ -802,7 +802,7 @@ int MPI_Reduce_local(void *inbuf, void *inoutbuf, int count,
 int MPI_Reduce_scatter_block(void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm);
-int MPI_Reduce_scatter(void *sendbuf, void *recvbuf, int recvcounts[],
+int MPI_Reduce_scatter(void *sendbuf, void *recvbuf, int *recvcounts,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Scan(void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
              MPI_Op op, MPI_Comm comm);
@@ -819,8 +819,8 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
 /* --- groups */
 int MPI_Group_size(MPI_Group group, int *size);
 int MPI_Group_rank(MPI_Group group, int *rank);
-int MPI_Group_translate_ranks(MPI_Group group1, int n, int ranks1[],
-                              MPI_Group group2, int ranks2[]);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, int *ranks1,
+                              MPI_Group group2, int *ranks2);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Group_union(MPI_Group group1, MPI_Group group2,
@@ -829,13 +829,13 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2,
                            MPI_Group *newgroup);
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2,
                          MPI_Group *newgroup);
-int MPI_Group_incl(MPI_Group group, int n, int ranks[],
+int MPI_Group_incl(MPI_Group group, int n, int *ranks,
                    MPI_Group *newgroup);
-int MPI_Group_excl(MPI_Group group, int n, int ranks[],
+int MPI_Group_excl(MPI_Group group, int n, int *ranks,
                    MPI_Group *newgroup);
-int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges)[3],
                          MPI_Group *newgroup);
-int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges)[3],
                          MPI_Group *newgroup);
 int MPI_Group_free(MPI_Group *group);
 
@@ -907,43 +907,43 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval);
  * Chapter 7: process topologies
  * ====================================================================== */
 
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, int dims[], int periods[],
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, int *dims, int *periods,
                     int reorder, MPI_Comm *comm_cart);
-int MPI_Dims_create(int nnodes, int ndims, int dims[]);
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, int index[],
-                     int edges[], int reorder, MPI_Comm *comm_graph);
+int MPI_Dims_create(int nnodes, int ndims, int *dims);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, int *index,
+                     int *edges, int reorder, MPI_Comm *comm_graph);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
-                                   int sources[], int sourceweights[],
-                                   int outdegree, int destinations[],
-                                   int destweights[], MPI_Info info,
+                                   int *sources, int *sourceweights,
+                                   int outdegree, int *destinations,
+                                   int *destweights, MPI_Info info,
                                    int reorder, MPI_Comm *comm_dist_graph);
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, int sources[],
-                          int degrees[], int destinations[], int weights[],
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, int *sources,
+                          int *degrees, int *destinations, int *weights,
                           MPI_Info info, int reorder,
                           MPI_Comm *comm_dist_graph);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
-int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
-                  int edges[]);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index,
+                  int *edges);
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
-                 int coords[]);
-int MPI_Cart_rank(MPI_Comm comm, int coords[], int *rank);
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods,
+                 int *coords);
+int MPI_Cart_rank(MPI_Comm comm, int *coords, int *rank);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
-                        int neighbors[]);
+                        int *neighbors);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
                                    int *outdegree, int *weighted);
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                             int sourceweights[], int maxoutdegree,
-                             int destinations[], int destweights[]);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int *sources,
+                             int *sourceweights, int maxoutdegree,
+                             int *destinations, int *destweights);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
                    int *rank_dest);
-int MPI_Cart_sub(MPI_Comm comm, int remain_dims[], MPI_Comm *newcomm);
-int MPI_Cart_map(MPI_Comm comm, int ndims, int dims[], int periods[],
+int MPI_Cart_sub(MPI_Comm comm, int *remain_dims, MPI_Comm *newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, int *dims, int *periods,
                  int *newrank);
-int MPI_Graph_map(MPI_Comm comm, int nnodes, int index[], int edges[],
+int MPI_Graph_map(MPI_Comm comm, int nnodes, int *index, int *edges,
                   int *newrank);
 
 /* ======================================================================
@@ -1021,13 +1021,13 @@ int MPI_Info_free(MPI_Info *info);
 /* --- spawning */
 int MPI_Comm_spawn(char *command, char *argv[], int maxprocs, MPI_Info info,
                    int root, MPI_Comm comm, MPI_Comm *intercomm,
-                   int array_of_errcodes[]);
+                   int *array_of_errcodes);
 int MPI_Comm_get_parent(MPI_Comm *parent);
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[],
-                            char **array_of_argv[], int array_of_maxprocs[],
-                            MPI_Info array_of_info[], int root,
+                            char **array_of_argv[], int *array_of_maxprocs,
+                            MPI_Info *array_of_info, int root,
                             MPI_Comm comm, MPI_Comm *intercomm,
-                            int array_of_errcodes[]);
+                            int *array_of_errcodes);
 
 /* --- ports, names and connections */
 int MPI_Open_port(MPI_Info info, char *port_name);
@@ -1314,18 +1314,18 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
 int PMPI_Wait(MPI_Request *request, MPI_Status *status);
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int PMPI_Request_free(MPI_Request *request);
-int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
+int PMPI_Waitany(int count, MPI_Request *array_of_requests, int *index,
                  MPI_Status *status);
-int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index,
+int PMPI_Testany(int count, MPI_Request *array_of_requests, int *index,
                  int *flag, MPI_Status *status);
-int PMPI_Waitall(int count, MPI_Request array_of_requests[],
-                 MPI_Status array_of_statuses[]);
-int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[]);
-int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]);
-int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]);
+int PMPI_Waitall(int count, MPI_Request *array_of_requests,
+                 MPI_Status *array_of_statuses);
+int PMPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
+                 MPI_Status *array_of_statuses);
+int PMPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                  int *array_of_indices, MPI_Status *array_of_statuses);
+int PMPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                  int *array_of_indices, MPI_Status *array_of_statuses);
 int PMPI_Request_get_status(MPI_Request request, int *flag,
                             MPI_Status *status);
 
@@ -1346,7 +1346,7 @@ int PMPI_Rsend_init(void *buf, int count, MPI_Datatype datatype, int dest,
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source,
                    int tag, MPI_Comm comm, MPI_Request *request);
 int PMPI_Start(MPI_Request *request);
-int PMPI_Startall(int count, MPI_Request array_of_requests[]);
+int PMPI_Startall(int count, MPI_Request *array_of_requests);
 
 int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   int dest, int sendtag, void *recvbuf, int recvcount,
@@ -1364,27 +1364,27 @@ int PMPI_Type_vector(int count, int blocklength, int stride,
                      MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype);
-int PMPI_Type_indexed(int count, int array_of_blocklengths[],
-                      int array_of_displacements[], MPI_Datatype oldtype,
+int PMPI_Type_indexed(int count, int *array_of_blocklengths,
+                      int *array_of_displacements, MPI_Datatype oldtype,
                       MPI_Datatype *newtype);
-int PMPI_Type_create_hindexed(int count, int array_of_blocklengths[],
-                              MPI_Aint array_of_displacements[],
+int PMPI_Type_create_hindexed(int count, int *array_of_blocklengths,
+                              MPI_Aint *array_of_displacements,
                               MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_create_indexed_block(int count, int blocklength,
-                                   int array_of_displacements[],
+                                   int *array_of_displacements,
                                    MPI_Datatype oldtype,
                                    MPI_Datatype *newtype);
-int PMPI_Type_create_struct(int count, int array_of_blocklengths[],
-                            MPI_Aint array_of_displacements[],
-                            MPI_Datatype array_of_types[],
+int PMPI_Type_create_struct(int count, int *array_of_blocklengths,
+                            MPI_Aint *array_of_displacements,
+                            MPI_Datatype *array_of_types,
                             MPI_Datatype *newtype);
-int PMPI_Type_create_subarray(int ndims, int array_of_sizes[],
-                              int array_of_subsizes[], int array_of_starts[],
+int PMPI_Type_create_subarray(int ndims, int *array_of_sizes,
+                              int *array_of_subsizes, int *array_of_starts,
                               int order, MPI_Datatype oldtype,
                               MPI_Datatype *newtype);
 int PMPI_Type_create_darray(int size, int rank, int ndims,
-                            int array_of_gsizes[], int array_of_distribs[],
-                            int array_of_dargs[], int array_of_psizes[],
+                            int *array_of_gsizes, int *array_of_distribs,
+                            int *array_of_dargs, int *array_of_psizes,
                             int order, MPI_Datatype oldtype,
                             MPI_Datatype *newtype);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
@@ -1406,9 +1406,9 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                            int *combiner);
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                            int max_addresses, int max_datatypes,
-                           int array_of_integers[],
-                           MPI_Aint array_of_addresses[],
-                           MPI_Datatype array_of_datatypes[]);
+                           int *array_of_integers,
+                           MPI_Aint *array_of_addresses,
+                           MPI_Datatype *array_of_datatypes);
 
 int PMPI_Pack(void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
               int outsize, int *position, MPI_Comm comm);
@@ -1428,12 +1428,12 @@ int PMPI_Pack_external_size(char *datarep, int incount, MPI_Datatype datatype,
 int PMPI_Address(void *location, MPI_Aint *address);
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                       MPI_Datatype oldtype, MPI_Datatype *newtype);
-int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
-                       MPI_Aint array_of_displacements[],
+int PMPI_Type_hindexed(int count, int *array_of_blocklengths,
+                       MPI_Aint *array_of_displacements,
                        MPI_Datatype oldtype, MPI_Datatype *newtype);
-int PMPI_Type_struct(int count, int array_of_blocklengths[],
-                     MPI_Aint array_of_displacements[],
-                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int PMPI_Type_struct(int count, int *array_of_blocklengths,
+                     MPI_Aint *array_of_displacements,
+                     MPI_Datatype *array_of_types, MPI_Datatype *newtype);
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
@@ -1447,29 +1447,29 @@ int PMPI_Gather(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm);
 int PMPI_Gatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, int recvcounts[], int displs[],
+                 void *recvbuf, int *recvcounts, int *displs,
                  MPI_Datatype recvtype, int root, MPI_Comm comm);
 int PMPI_Scatter(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm);
-int PMPI_Scatterv(void *sendbuf, int sendcounts[], int displs[],
+int PMPI_Scatterv(void *sendbuf, int *sendcounts, int *displs,
                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm);
 int PMPI_Allgather(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm);
 int PMPI_Allgatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcounts[], int displs[],
+                    void *recvbuf, int *recvcounts, int *displs,
                     MPI_Datatype recvtype, MPI_Comm comm);
 int PMPI_Alltoall(void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm);
-int PMPI_Alltoallv(void *sendbuf, int sendcounts[], int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcounts[],
-                   int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
-int PMPI_Alltoallw(void *sendbuf, int sendcounts[], int sdispls[],
-                   MPI_Datatype sendtypes[], void *recvbuf, int recvcounts[],
-                   int rdispls[], MPI_Datatype recvtypes[], MPI_Comm comm);
+int PMPI_Alltoallv(void *sendbuf, int *sendcounts, int *sdispls,
+                   MPI_Datatype sendtype, void *recvbuf, int *recvcounts,
+                   int *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPI_Alltoallw(void *sendbuf, int *sendcounts, int *sdispls,
+                   MPI_Datatype *sendtypes, void *recvbuf, int *recvcounts,
+                   int *rdispls, MPI_Datatype *recvtypes, MPI_Comm comm);
 
 int PMPI_Reduce(void *sendbuf, void *recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
@@ -1480,7 +1480,7 @@ int PMPI_Reduce_local(void *inbuf, void *inoutbuf, int count,
 int PMPI_Reduce_scatter_block(void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm);
-int PMPI_Reduce_scatter(void *sendbuf, void *recvbuf, int recvcounts[],
+int PMPI_Reduce_scatter(void *sendbuf, void *recvbuf, int *recvcounts,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int PMPI_Scan(void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
               MPI_Op op, MPI_Comm comm);
@@ -1494,8 +1494,8 @@ int PMPI_Op_commutative(MPI_Op op, int *commute);
 
 int PMPI_Group_size(MPI_Group group, int *size);
 int PMPI_Group_rank(MPI_Group group, int *rank);
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, int ranks1[],
-                               MPI_Group group2, int ranks2[]);
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, int *ranks1,
+                               MPI_Group group2, int *ranks2);
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
@@ -1504,13 +1504,13 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
                             MPI_Group *newgroup);
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
                           MPI_Group *newgroup);
-int PMPI_Group_incl(MPI_Group group, int n, int ranks[],
+int PMPI_Group_incl(MPI_Group group, int n, int *ranks,
                     MPI_Group *newgroup);
-int PMPI_Group_excl(MPI_Group group, int n, int ranks[],
+int PMPI_Group_excl(MPI_Group group, int n, int *ranks,
                     MPI_Group *newgroup);
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+int PMPI_Group_range_incl(MPI_Group group, int n, int (*ranges)[3],
                           MPI_Group *newgroup);
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+int PMPI_Group_range_excl(MPI_Group group, int n, int (*ranges)[3],
                           MPI_Group *newgroup);
 int PMPI_Group_free(MPI_Group *group);
 
@@ -1575,43 +1575,43 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 
 /* Chapter 7: process topologies */
 
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, int dims[], int periods[],
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, int *dims, int *periods,
                      int reorder, MPI_Comm *comm_cart);
-int PMPI_Dims_create(int nnodes, int ndims, int dims[]);
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, int index[],
-                      int edges[], int reorder, MPI_Comm *comm_graph);
+int PMPI_Dims_create(int nnodes, int ndims, int *dims);
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, int *index,
+                      int *edges, int reorder, MPI_Comm *comm_graph);
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
-                                    int sources[], int sourceweights[],
-                                    int outdegree, int destinations[],
-                                    int destweights[], MPI_Info info,
+                                    int *sources, int *sourceweights,
+                                    int outdegree, int *destinations,
+                                    int *destweights, MPI_Info info,
                                     int reorder, MPI_Comm *comm_dist_graph);
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, int sources[],
-                           int degrees[], int destinations[], int weights[],
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, int *sources,
+                           int *degrees, int *destinations, int *weights,
                            MPI_Info info, int reorder,
                            MPI_Comm *comm_dist_graph);
 int PMPI_Topo_test(MPI_Comm comm, int *status);
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
-                   int edges[]);
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index,
+                   int *edges);
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
-                  int coords[]);
-int PMPI_Cart_rank(MPI_Comm comm, int coords[], int *rank);
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods,
+                  int *coords);
+int PMPI_Cart_rank(MPI_Comm comm, int *coords, int *rank);
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
-                         int neighbors[]);
+                         int *neighbors);
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
                                     int *outdegree, int *weighted);
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                              int sourceweights[], int maxoutdegree,
-                              int destinations[], int destweights[]);
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int *sources,
+                              int *sourceweights, int maxoutdegree,
+                              int *destinations, int *destweights);
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
                     int *rank_dest);
-int PMPI_Cart_sub(MPI_Comm comm, int remain_dims[], MPI_Comm *newcomm);
-int PMPI_Cart_map(MPI_Comm comm, int ndims, int dims[], int periods[],
+int PMPI_Cart_sub(MPI_Comm comm, int *remain_dims, MPI_Comm *newcomm);
+int PMPI_Cart_map(MPI_Comm comm, int ndims, int *dims, int *periods,
                   int *newrank);
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, int index[], int edges[],
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, int *index, int *edges,
                    int *newrank);
 
 /* Chapter 8: environmental management */
@@ -1676,13 +1676,13 @@ int PMPI_Info_free(MPI_Info *info);
 
 int PMPI_Comm_spawn(char *command, char *argv[], int maxprocs, MPI_Info info,
                     int root, MPI_Comm comm, MPI_Comm *intercomm,
-                    int array_of_errcodes[]);
+                    int *array_of_errcodes);
 int PMPI_Comm_get_parent(MPI_Comm *parent);
 int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[],
-                             char **array_of_argv[], int array_of_maxprocs[],
-                             MPI_Info array_of_info[], int root,
+                             char **array_of_argv[], int *array_of_maxprocs,
+                             MPI_Info *array_of_info, int root,
                              MPI_Comm comm, MPI_Comm *intercomm,
-                             int array_of_errcodes[]);
+                             int *array_of_errcodes);
 
 int PMPI_Open_port(MPI_Info info, char *port_name);
 int PMPI_Close_port(char *port_name);

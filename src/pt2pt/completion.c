@@ -20,6 +20,7 @@ static int generalized_query(struct strand_request *req)
 
 static int generalized_free(struct strand_request *req)
 {
+    req->greq_freed = true;
     return req->free_fn != NULL ? req->free_fn(req->extra_state) : MPI_SUCCESS;
 }
 
@@ -47,8 +48,11 @@ static int request_finish(MPI_Request *handle, MPI_Status *status)
         req->active = false;
         return error;
     }
-    request_free(strand_self, req);
     *handle = MPI_REQUEST_NULL;
+    if (req->kind == REQUEST_GENERALIZED)
+        greq_release(strand_self, req);
+    else
+        request_free(strand_self, req);
     return error;
 }
 
@@ -359,11 +363,10 @@ int PMPI_Request_free(MPI_Request *request)
     struct rank *self = strand_self;
     *request = MPI_REQUEST_NULL;
     if (req->kind == REQUEST_GENERALIZED) {
-        generalized_free(req);
+        /* free_fn runs only after MPI_Grequest_complete (MPI-2.2 §12.2). */
         if (request_is_done(req))
-            request_free(self, req);
-        else
-            request_detach(self, req);
+            generalized_free(req);
+        greq_release(self, req);
         return MPI_SUCCESS;
     }
     if (request_is_inert(req) || request_is_done(req))

@@ -27,13 +27,24 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 }
 STRAND_MPI_ALIAS(MPI_Grequest_start);
 
+void greq_release(struct rank *pool_owner, struct strand_request *req)
+{
+    if (atomic_fetch_add_explicit(&req->greq_releases, 1, memory_order_acq_rel) != 1)
+        return;
+    if (!req->greq_freed && req->free_fn != NULL)
+        req->free_fn(req->extra_state);
+    request_free(pool_owner, req);
+}
+
 int PMPI_Grequest_complete(MPI_Request request)
 {
     if (request == MPI_REQUEST_NULL || request->kind != REQUEST_GENERALIZED)
         return error_report(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                             "not a generalized request");
     /* May be called from any thread, even one that is not a rank. */
+    struct rank *owner = request->done.owner;
     completion_signal(&request->done);
+    greq_release(owner, request);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Grequest_complete);

@@ -50,6 +50,8 @@ struct strand_request {
     MPI_Grequest_free_function *free_fn;
     MPI_Grequest_cancel_function *cancel_fn;
     void *extra_state;
+    bool greq_freed;                 /* free_fn has run */
+    atomic_int greq_releases;        /* see greq_release() */
 };
 
 /* One message as the matching engine sees it. */
@@ -106,6 +108,11 @@ static inline bool request_is_done(const struct strand_request *req)
 {
     return completion_is_done(&req->done);
 }
+
+/* A generalized request's memory is used by two parties: whoever calls
+ * MPI_Grequest_complete, and the user's Wait/Test/Request_free. The second
+ * to let go returns it to the pool (and runs free_fn if nobody has). */
+void greq_release(struct rank *pool_owner, struct strand_request *req);
 
 /* Starts a send or receive described by `req` (send.c / recv.c). */
 int send_start(struct strand_request *req, const char *where);
