@@ -1,34 +1,67 @@
-/* Communicators: a shared core (members, context id) and a per-rank handle
- * (the rank's own number, error handler). MPI_Comm values are pointers to
- * handles, except MPI_COMM_WORLD and MPI_COMM_SELF, which are constants
- * every rank shares and which resolve to the calling rank's own handle. */
+/* Communicators and groups (DESIGN §7).
+ *
+ * A communicator is a shared `comm_core` (members, context id, collective
+ * state) plus one `strand_comm` handle per member rank (its own rank number,
+ * error handler, name, attributes, topology). MPI_Comm values are pointers to
+ * handles, except MPI_COMM_WORLD and MPI_COMM_SELF, which are constants that
+ * every rank shares and that resolve to the calling rank's own handle.
+ *
+ * An inter-communicator has two cores, one per side, sharing one context
+ * id: a side's `members` is the group it sends to (the remote group), so
+ * point-to-point code indexes `core->members[dest]` for intra- and
+ * inter-communicators alike; `local_members` is the side's own group. */
 #ifndef STRAND_COMM_H
 #define STRAND_COMM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "../core/core.h"
 
 #define COMM_MAGIC 0x53434f4du      /* "SCOM" */
+#define GROUP_MAGIC 0x53475250u     /* "SGRP" */
 
 struct coll_core;
+struct comm_context;
+struct attribute;
+struct topo;
 
 /* Context ids come in pairs: `context_id` (even) matches point-to-point
  * messages, `context_id + 1` messages internal to collectives. */
 struct comm_core {
     uint32_t context_id;            /* point-to-point matching context */
-    int size;
+    int size;                       /* ranks in `members` */
     struct rank **members;          /* comm rank -> rank (the remote group for an intercomm) */
-    atomic_int refcount;
+    atomic_int refcount;            /* handles (and internal users) of this core */
     struct coll_core *coll;         /* shared collective state (src/coll) */
+    bool is_inter;
+    int side;                       /* intercomm: 0 or 1; intracomm: 0 */
+    int local_size;                 /* == size for an intracomm */
+    struct rank **local_members;    /* == members for an intracomm */
+    struct comm_core *peer;         /* intercomm: the other side's core; else NULL */
+    struct comm_context *context;   /* what the core(s) of one communicator share */
 };
 
 struct strand_comm {
     uint32_t magic;
     struct comm_core *core;
-    int rank;                       /* the owning rank's number in this comm */
+    int rank;                       /* the owning rank's number in its (local) group */
+    MPI_Comm public_handle;         /* what the user holds: MPI_COMM_WORLD/SELF or this pointer */
     MPI_Errhandler errhandler;
+    struct attribute *attrs;        /* newest first (deleted last-in first-out) */
+    struct topo *topo;              /* NULL when the communicator has no topology */
+    uint32_t build_seq;             /* meetings (constructors but dup) held on this communicator */
+    uint64_t dup_count;             /* MPI_Comm_dup calls on this communicator */
+    atomic_int refs;                /* the user's reference + pending internal users */
     char name[MPI_MAX_OBJECT_NAME];
+};
+
+struct strand_group {
+    uint32_t magic;
+    int size;
+    int self_rank;                  /* the owning rank's position, or MPI_UNDEFINED */
+    bool predefined;
+    struct rank **members;          /* group rank -> rank */
 };
 
 /* Context ids of the predefined communicators; others come after. */
@@ -52,10 +85,92 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
     return comm != NULL && comm->magic == COMM_MAGIC ? comm : NULL;
 }
 
-/* Node start: the world core; each rank: its WORLD and SELF handles. */
+/* Size of the caller's own group (MPI_Comm_size). */
+static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
+
+/* Node start: each rank's SELF handle (rank_create), then the world core
+ * with every rank's WORLD handle. */
 int comm_world_create(int nranks, struct rank **ranks);
 int comm_rank_handles_create(struct rank *r);
 void comm_rank_handles_destroy(struct rank *r);
 void comm_world_destroy(void);
+/* MPI_Finalize: deletes the attributes of MPI_COMM_SELF, then of
+ * MPI_COMM_WORLD (MPI-2.2 §8.7.1); returns the first callback error. */
+int comm_finalize_rank(struct rank *r);
+
+/* Handle references for operations that outlive MPI_Comm_free (pending
+ * requests): the handle's memory stays valid until the last release. */
+void comm_retain(struct strand_comm *c);
+void comm_release(struct strand_comm *c);
+
+/* Argument check shared by the MPI_Comm_* entry points: reports
+ * MPI_ERR_COMM on MPI_COMM_WORLD and returns NULL when `comm` is not live. */
+struct strand_comm *comm_checked(MPI_Comm comm, const char *where, int *rc);
+
+/* --- groups (group.c) */
+/* A new group of `size` members (uninitialized) owned by the calling rank. */
+struct strand_group *group_alloc(int size);
+/* Fills in self_rank for the calling rank. */
+void group_find_self(struct strand_group *g);
+struct strand_group *group_from_members(struct rank **members, int size);
+struct strand_group *group_lookup(MPI_Group g);
+void group_destroy(struct strand_group *g);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL for two member lists. */
+int group_compare_members(struct rank **a, int na, struct rank **b, int nb);
+
+/* --- construction (construct.c): collective over all members of `parent`
+ * (both groups of an intercommunicator). Members meet in the parent's
+ * construction slot; the last to arrive builds the new core(s) for
+ * everyone in O(n log n) and wakes the others. */
+struct build_request {
+    int error;                      /* the caller's arguments were bad: everyone fails */
+    int color;                      /* split: MPI_UNDEFINED leaves the caller out */
+    int key;                        /* split: ordering key (ties: parent rank);
+                                       adopt: the leader's rank */
+    int expect_size;                /* split: size the result must have, or -1 */
+    int high;                       /* merge */
+    void *input;                    /* adopt: the leader's core; exchange: its input */
+};
+enum build_kind {
+    BUILD_DUP,                      /* same groups, same order */
+    BUILD_SPLIT,                    /* by (color, key) on each side */
+    BUILD_MERGE,                    /* intercomm -> intracomm, low side first */
+    BUILD_ADOPT,                    /* every member takes the core its leader passes */
+};
+struct build_result {
+    struct comm_core *core;         /* NULL: the caller is not a member */
+    int rank;
+    void *output;                   /* from the exchange function */
+};
+/* Run by the builder over every member's `input` (parent rank order) to
+ * compute every member's `output`; returns an MPI error class. */
+typedef int (*build_exchange_fn)(int n, void *const *inputs, void **outputs);
+int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
+               build_exchange_fn exchange, struct build_result *out);
+/* A new intracommunicator core over `members` holding `refs` references,
+ * with a fresh context id unless `fixed_id` is not CONTEXT_ID_NONE. */
+struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs);
+/* Builds, then gives the caller its handle (MPI_COMM_NULL if it is not a
+ * member); reports errors through `comm`. `dup` copies attributes and
+ * topology from the parent. */
+int comm_construct(MPI_Comm comm, const char *where, struct strand_comm *parent, enum build_kind kind,
+                   const struct build_request *req, bool dup, MPI_Comm *newcomm);
+/* A new intercommunicator pair (side 0: `local`, side 1: `remote`) with a
+ * fresh context id; each core holds one reference per member of its side. */
+struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1,
+                                             int size1);
+/* A handle of the calling rank for a core the builder gave it a reference
+ * to; inherits the parent's error handler. NULL when out of memory (the
+ * reference is dropped). */
+struct strand_comm *comm_handle_for(struct comm_core *core, int rank, const struct strand_comm *parent);
+/* Drops one reference to a core; the last one destroys it. */
+void comm_core_release(struct comm_core *core);
+/* Frees a handle that was never given to the user. */
+void comm_handle_discard(struct strand_comm *c);
+
+/* --- context ids (context_id.c): even ids, recycled; CONTEXT_ID_NONE when exhausted */
+#define CONTEXT_ID_NONE UINT32_MAX
+uint32_t context_id_alloc(void);
+void context_id_free(uint32_t id);
 
 #endif

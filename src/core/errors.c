@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "../comm/comm.h"
+#include "../util/lock.h"
 #include "core.h"
 #include "errhandler.h"
 
-STRAND_EXPORT struct strand_errhandler strand_errhandler_fatal = { .kind = ERRHANDLER_FATAL, .predefined = true };
-STRAND_EXPORT struct strand_errhandler strand_errhandler_return = { .kind = ERRHANDLER_RETURN, .predefined = true };
+STRAND_EXPORT struct strand_errhandler strand_errhandler_fatal = {
+    .magic = ERRHANDLER_MAGIC, .kind = ERRHANDLER_FATAL, .predefined = true };
+STRAND_EXPORT struct strand_errhandler strand_errhandler_return = {
+    .magic = ERRHANDLER_MAGIC, .kind = ERRHANDLER_RETURN, .predefined = true };
 
 static const struct {
     int errclass;
@@ -84,15 +87,83 @@ static int class_index(int errclass)
     return -1;
 }
 
+/* Codes and classes added by the program (MPI-2.2 §8.5), process-wide:
+ * number FIRST_USER_CODE + i is user_codes[i]. Adding is rare and takes the
+ * lock; so does reading, which only error paths do. */
+enum { FIRST_USER_CODE = MPI_ERR_LASTCODE + 1 };
+
+struct user_code {
+    int errclass;                   /* itself, for a class */
+    char *string;                   /* NULL: none set */
+};
+
+static struct lite_lock user_codes_lock = LITE_LOCK_INIT;
+static struct user_code *user_codes;
+static int user_codes_count, user_codes_capacity;
+int errhandler_last_used_code = MPI_ERR_LASTCODE;
+
+/* Copies out code's entry; false when it is not a user code. */
+static bool user_code_find(int code, struct user_code *out, char *string, size_t len)
+{
+    bool found = false;
+    lite_lock(&user_codes_lock);
+    int i = code - FIRST_USER_CODE;
+    if (i >= 0 && i < user_codes_count) {
+        found = true;
+        *out = user_codes[i];
+        if (string != NULL)
+            snprintf(string, len, "%s", user_codes[i].string != NULL ? user_codes[i].string : "");
+    }
+    lite_unlock(&user_codes_lock);
+    return found;
+}
+
+static int user_code_add(int errclass)
+{
+    int code = -1;
+    lite_lock(&user_codes_lock);
+    if (user_codes_count == user_codes_capacity) {
+        int cap = user_codes_capacity ? 2 * user_codes_capacity : 64;
+        struct user_code *grown = realloc(user_codes, (size_t)cap * sizeof *grown);
+        if (grown != NULL) {
+            user_codes = grown;
+            user_codes_capacity = cap;
+        }
+    }
+    if (user_codes_count < user_codes_capacity) {
+        code = FIRST_USER_CODE + user_codes_count;
+        user_codes[user_codes_count++] = (struct user_code){ errclass < 0 ? code : errclass, NULL };
+        errhandler_last_used_code = code;
+    }
+    lite_unlock(&user_codes_lock);
+    return code;
+}
+
+static bool is_user_class(int code)
+{
+    struct user_code entry;
+    return user_code_find(code, &entry, NULL, 0) && entry.errclass == code;
+}
+
 const char *error_class_name(int errclass)
 {
     int i = class_index(errclass);
-    return i < 0 ? "MPI_ERR_UNKNOWN" : error_classes[i].name;
+    if (i >= 0)
+        return error_classes[i].name;
+    struct user_code entry;
+    if (user_code_find(errclass, &entry, NULL, 0))
+        return entry.errclass == errclass ? "user-defined error class" : error_class_name(entry.errclass);
+    return "MPI_ERR_UNKNOWN";
+}
+
+struct strand_errhandler *errhandler_lookup(MPI_Errhandler e)
+{
+    return e != MPI_ERRHANDLER_NULL && e->magic == ERRHANDLER_MAGIC ? e : NULL;
 }
 
 bool errhandler_valid_for(MPI_Errhandler e, enum errhandler_kind object_kind)
 {
-    if (e == MPI_ERRHANDLER_NULL)
+    if (errhandler_lookup(e) == NULL)
         return false;
     return e->kind == ERRHANDLER_FATAL || e->kind == ERRHANDLER_RETURN || e->kind == object_kind;
 }
@@ -107,8 +178,10 @@ void errhandler_release(MPI_Errhandler e)
 {
     if (e->predefined)
         return;
-    if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1) {
+        e->magic = 0;
         free(e);
+    }
 }
 
 _Noreturn void error_fatal(const char *where, int code, const char *message)
@@ -138,7 +211,8 @@ int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ..
     case ERRHANDLER_RETURN:
         return code;
     case ERRHANDLER_COMM: {
-        MPI_Comm handle = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
+        /* The handler sees the communicator as the program holds it. */
+        MPI_Comm handle = c->public_handle;
         e->fn.comm(&handle, &code);
         return code;
     }
@@ -162,9 +236,13 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (errorclass == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "errorclass must not be NULL");
-    if (class_index(errorcode) < 0)
+    struct user_code entry;
+    if (class_index(errorcode) >= 0)
+        *errorclass = errorcode;
+    else if (user_code_find(errorcode, &entry, NULL, 0))
+        *errorclass = entry.errclass;
+    else
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
-    *errorclass = errorcode;
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Error_class);
@@ -174,17 +252,134 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     if (string == NULL || resultlen == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "string and resultlen must not be NULL");
     int i = class_index(errorcode);
-    if (i < 0)
+    struct user_code entry;
+    int n;
+    if (i >= 0)
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", error_classes[i].name, error_classes[i].text);
+    else if (user_code_find(errorcode, &entry, string, MPI_MAX_ERROR_STRING))
+        n = (int)strlen(string);
+    else
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", error_classes[i].name, error_classes[i].text);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Error_string);
 
+int PMPI_Add_error_class(int *errorclass)
+{
+    int rc = error_check_initialized("MPI_Add_error_class");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (errorclass == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass must not be NULL");
+    int code = user_code_add(-1);
+    if (code < 0)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_class", "out of memory");
+    *errorclass = code;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Add_error_class);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    int rc = error_check_initialized("MPI_Add_error_code");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (errorcode == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode must not be NULL");
+    if (class_index(errorclass) < 0 && !is_user_class(errorclass))
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code", "%d is not an error class",
+                            errorclass);
+    int code = user_code_add(errorclass);
+    if (code < 0)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_code", "out of memory");
+    *errorcode = code;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Add_error_code);
+
+int PMPI_Add_error_string(int errorcode, char *string)
+{
+    const char *where = "MPI_Add_error_string";
+    int rc = error_check_initialized(where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (string == NULL || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "the string must be shorter than %d characters",
+                            MPI_MAX_ERROR_STRING);
+    char *copy = strdup(string);
+    if (copy == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, where, "out of memory");
+    bool known = false;
+    lite_lock(&user_codes_lock);
+    int i = errorcode - FIRST_USER_CODE;
+    if (i >= 0 && i < user_codes_count) {
+        known = true;
+        free(user_codes[i].string);
+        user_codes[i].string = copy;
+    }
+    lite_unlock(&user_codes_lock);
+    if (!known) {
+        free(copy);
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "%d is not an error code added by the program",
+                            errorcode);
+    }
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Add_error_string);
+
+/* --- error handler objects */
+
+static int errhandler_create(const char *where, enum errhandler_kind kind, void (*fn)(void),
+                             MPI_Errhandler *errhandler)
+{
+    int rc = error_check_initialized(where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (fn == NULL || errhandler == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "function and errhandler must not be NULL");
+    struct strand_errhandler *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, where, "out of memory");
+    e->magic = ERRHANDLER_MAGIC;
+    e->kind = kind;
+    /* The three handler types differ only in the handle type. */
+    e->fn.comm = (MPI_Comm_errhandler_fn *)fn;
+    atomic_store(&e->refcount, 1);
+    *errhandler = e;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
+{
+    return errhandler_create("MPI_Comm_create_errhandler", ERRHANDLER_COMM, (void (*)(void))function, errhandler);
+}
+STRAND_MPI_ALIAS(MPI_Comm_create_errhandler);
+
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    return errhandler_create("MPI_Errhandler_create", ERRHANDLER_COMM, (void (*)(void))function, errhandler);
+}
+STRAND_MPI_ALIAS(MPI_Errhandler_create);
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *function, MPI_Errhandler *errhandler)
+{
+    return errhandler_create("MPI_Win_create_errhandler", ERRHANDLER_WIN, (void (*)(void))function, errhandler);
+}
+STRAND_MPI_ALIAS(MPI_Win_create_errhandler);
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *function, MPI_Errhandler *errhandler)
+{
+    return errhandler_create("MPI_File_create_errhandler", ERRHANDLER_FILE, (void (*)(void))function, errhandler);
+}
+STRAND_MPI_ALIAS(MPI_File_create_errhandler);
+
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    if (errhandler == NULL || *errhandler == MPI_ERRHANDLER_NULL)
+    int rc = error_check_initialized("MPI_Errhandler_free");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (errhandler == NULL || errhandler_lookup(*errhandler) == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
     errhandler_release(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;

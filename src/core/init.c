@@ -54,11 +54,16 @@ int PMPI_Finalize(void)
     if (rc != MPI_SUCCESS)
         return rc;
     struct rank *r = strand_self;
+    /* Attributes of MPI_COMM_SELF are deleted first, while MPI still works
+     * (MPI-2.2 §8.7.1); a failing delete callback is reported. */
+    rc = comm_finalize_rank(r);
+    if (rc != MPI_SUCCESS)
+        rc = error_report(MPI_COMM_WORLD, rc, "MPI_Finalize", "an attribute delete callback failed");
     /* Buffered sends still read the attached buffer, which lives in the
      * program's memory; they must be delivered before the rank ends. */
     pt2pt_finalize_rank(r);
     r->mpi_state = RANK_MPI_FINALIZED;
-    return MPI_SUCCESS;
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Finalize);
 

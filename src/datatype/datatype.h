@@ -23,6 +23,8 @@
  * level at least doubles the data: 62 levels cannot fit in memory. */
 #define DT_MAX_DEPTH 62
 
+struct attribute;
+
 /* Basic element kinds, for reductions and external32. */
 enum dt_basic {
     DT_BASIC_NONE, DT_BASIC_CHAR, DT_BASIC_SIGNED_CHAR, DT_BASIC_UNSIGNED_CHAR, DT_BASIC_BYTE,
@@ -77,6 +79,7 @@ struct strand_datatype {
     MPI_Datatype inner;         /* subarray/darray: the same type map built from simpler constructors */
     atomic_int refcount;        /* derived types: handle + parents + pending operations */
     char name[MPI_MAX_OBJECT_NAME];
+    struct attribute *attrs;    /* cached attributes (src/comm/attr.h) */
     struct dt_op single_op[2];  /* predefined layouts (pair types have two blocks) */
 };
 

@@ -1,0 +1,531 @@
+/* Building communicators among local ranks.
+ *
+ * Every communicator's cores share a `comm_context`: the context id, the
+ * member lists and a construction slot with one entry per member. A
+ * collective constructor called on a communicator is a meeting in that
+ * slot: each member writes its arguments into its own entry and counts
+ * itself in; the last to arrive (the builder) reads all entries, creates
+ * the new cores, writes each member's result into its entry, resets the
+ * count, publishes the construction's sequence number and wakes the
+ * others. Members call constructors on a communicator in the same order
+ * (MPI requires it), so each handle's own count of constructions names the
+ * meeting; a member can only start the next meeting after this one is
+ * published, so one slot per communicator is enough.
+ *
+ * Total work is O(n) for a dup and O(n log n) for a split (one sort by the
+ * builder); nobody scans another member's arguments but the builder. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/coll.h"
+#include "../core/errhandler.h"
+#include "../util/lock.h"
+#include "comm.h"
+
+struct build_entry {
+    struct rank *rank;              /* the member, to wake it */
+    struct build_request req;       /* written by the member */
+    struct build_result result;     /* written by the builder */
+};
+
+struct build_slot {
+    atomic_uint arrived;
+    atomic_uint completed;          /* sequence number of the last finished meeting */
+    int error;                      /* the builder's verdict for that meeting */
+    int nentries;
+    struct build_entry *entries;    /* side 0's members, then side 1's */
+};
+
+/* A dup needs nobody's arguments, so it is no meeting: the first member
+ * to reach dup number d builds the copy and leaves it in ring slot
+ * d % DUP_RING for the others; the last to take it frees the slot. A member
+ * can thus run up to DUP_RING dups ahead of the slowest before it waits,
+ * which bounds the copies alive at once. No lock: one load and one atomic
+ * decrement per member, plus a compare-and-swap for the builder. */
+enum { DUP_RING = 32 };
+enum { DUP_FREE, DUP_BUILDING, DUP_READY };
+
+struct dup_waiter {
+    struct dup_waiter *next;
+    struct rank *rank;
+};
+
+struct dup_slot {
+    _Atomic uint64_t state;         /* dup number << 2 | phase; FREE: of the previous use */
+    struct comm_core *core;         /* READY: side 0's core of the copy (NULL: out of memory) */
+    atomic_int untaken;             /* READY: members still to take it */
+    atomic_int nwaiters;
+    struct dup_waiter *waiters;     /* under the context's waiters_lock */
+};
+
+struct comm_context {
+    uint32_t context_id;
+    bool owns_context_id;           /* false for the predefined communicators */
+    atomic_int live_cores;
+    struct build_slot slot;
+    struct lite_lock waiters_lock;  /* this communicator's: only members that must wait take it */
+    struct dup_slot dups[DUP_RING];
+    struct comm_core cores[2];      /* cores[1]: intercomm side 1 */
+    /* then: the member lists (side 0, side 1), then the slot entries */
+};
+
+static struct comm_context *context_alloc(int size0, int size1)
+{
+    size_t n = (size_t)size0 + (size_t)size1;
+    struct comm_context *ctx = calloc(1, sizeof *ctx + n * sizeof(struct rank *) + n * sizeof(struct build_entry));
+    if (ctx == NULL)
+        return NULL;
+    struct rank **lists = (struct rank **)(ctx + 1);
+    ctx->slot.nentries = (int)n;
+    ctx->slot.entries = (struct build_entry *)(lists + n);
+    ctx->context_id = CONTEXT_ID_NONE;
+    for (uint64_t i = 0; i < DUP_RING; i++)
+        atomic_store_explicit(&ctx->dups[i].state, i << 2 | DUP_FREE, memory_order_relaxed);
+    struct comm_core *c0 = &ctx->cores[0], *c1 = &ctx->cores[1];
+    c0->context = c1->context = ctx;
+    c0->local_members = lists;
+    c0->local_size = size0;
+    if (size1 == 0) {               /* intracommunicator */
+        c0->members = lists;
+        c0->size = size0;
+        return ctx;
+    }
+    c1->local_members = lists + size0;
+    c1->local_size = size1;
+    c0->members = c1->local_members;
+    c0->size = size1;
+    c1->members = c0->local_members;
+    c1->size = size0;
+    c0->is_inter = c1->is_inter = true;
+    c1->side = 1;
+    c0->peer = c1;
+    c1->peer = c0;
+    return ctx;
+}
+
+static void context_free(struct comm_context *ctx)
+{
+    if (ctx->owns_context_id)
+        context_id_free(ctx->context_id);
+    free(ctx);
+}
+
+/* Gives the context an id (unless fixed) and each core its references and
+ * collective state. On failure nothing of the context remains. */
+static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fixed_id, int refs0, int refs1)
+{
+    int ncores = ctx->cores[0].is_inter ? 2 : 1;
+    if (fixed_id != CONTEXT_ID_NONE) {
+        ctx->context_id = fixed_id;
+    } else {
+        ctx->context_id = context_id_alloc();
+        ctx->owns_context_id = ctx->context_id != CONTEXT_ID_NONE;
+        if (!ctx->owns_context_id) {
+            context_free(ctx);
+            return NULL;
+        }
+    }
+    int refs[2] = { refs0, refs1 };
+    for (int i = 0; i < ncores; i++) {
+        struct comm_core *core = &ctx->cores[i];
+        core->context_id = ctx->context_id;
+        atomic_store_explicit(&core->refcount, refs[i], memory_order_relaxed);
+        if (coll_comm_attach(core) != MPI_SUCCESS) {
+            for (int j = 0; j < i; j++)
+                coll_comm_detach(&ctx->cores[j]);
+            context_free(ctx);
+            return NULL;
+        }
+    }
+    atomic_store_explicit(&ctx->live_cores, ncores, memory_order_release);
+    return &ctx->cores[0];
+}
+
+struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs)
+{
+    struct comm_context *ctx = context_alloc(size, 0);
+    if (ctx == NULL)
+        return NULL;
+    memcpy(ctx->cores[0].members, members, (size_t)size * sizeof *members);
+    return context_activate(ctx, fixed_id, refs, 0);
+}
+
+struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1, int size1)
+{
+    struct comm_context *ctx = context_alloc(size0, size1);
+    if (ctx == NULL)
+        return NULL;
+    memcpy(ctx->cores[0].local_members, group0, (size_t)size0 * sizeof *group0);
+    memcpy(ctx->cores[1].local_members, group1, (size_t)size1 * sizeof *group1);
+    return context_activate(ctx, CONTEXT_ID_NONE, size0, size1);
+}
+
+void comm_core_release(struct comm_core *core)
+{
+    if (atomic_fetch_sub_explicit(&core->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    coll_comm_detach(core);
+    struct comm_context *ctx = core->context;
+    if (atomic_fetch_sub_explicit(&ctx->live_cores, 1, memory_order_acq_rel) == 1)
+        context_free(ctx);
+}
+
+/* --- handles */
+
+struct strand_comm *comm_handle_for(struct comm_core *core, int rank, const struct strand_comm *parent)
+{
+    struct strand_comm *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        comm_core_release(core);
+        return NULL;
+    }
+    c->magic = COMM_MAGIC;
+    c->core = core;
+    c->rank = rank;
+    c->public_handle = c;
+    c->errhandler = parent != NULL ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
+    errhandler_retain(c->errhandler);
+    atomic_store_explicit(&c->refs, 1, memory_order_relaxed);
+    return c;
+}
+
+/* --- the meeting */
+
+static int participant_index(const struct strand_comm *c)
+{
+    return c->core->side == 0 ? c->rank : c->core->size + c->rank;
+}
+
+struct build_wait {
+    struct build_slot *slot;
+    uint32_t seq;
+};
+
+static bool build_published(void *arg)
+{
+    struct build_wait *w = arg;
+    return (int32_t)(atomic_load_explicit(&w->slot->completed, memory_order_acquire) - w->seq) >= 0;
+}
+
+static void results_clear(struct build_slot *slot)
+{
+    for (int i = 0; i < slot->nentries; i++)
+        slot->entries[i].result = (struct build_result){ .core = NULL, .rank = MPI_UNDEFINED };
+}
+
+/* Undoes a partly built result: each member's reference is dropped. */
+static void results_release(struct build_slot *slot)
+{
+    for (int i = 0; i < slot->nentries; i++)
+        if (slot->entries[i].result.core != NULL)
+            comm_core_release(slot->entries[i].result.core);
+    results_clear(slot);
+}
+
+/* Side 0's core of a copy of the parent's group(s), one reference per member. */
+static struct comm_core *dup_core(const struct comm_core *parent)
+{
+    const struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
+    int size0 = side0->local_size;
+    return parent->is_inter ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, side0->size)
+                            : comm_intra_core_create(side0->members, size0, CONTEXT_ID_NONE, size0);
+}
+
+/* After a slot changed state: wake the members sleeping on it. */
+static void dup_notify(struct comm_context *ctx, struct dup_slot *slot)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&slot->nwaiters, memory_order_relaxed) == 0)
+        return;
+    lite_lock(&ctx->waiters_lock);
+    for (struct dup_waiter *w = slot->waiters; w != NULL; w = w->next)
+        rank_wake(w->rank);
+    lite_unlock(&ctx->waiters_lock);
+}
+
+struct dup_wait {
+    struct dup_slot *slot;
+    uint64_t seen;
+};
+
+static bool dup_slot_changed(void *arg)
+{
+    struct dup_wait *w = arg;
+    return atomic_load_explicit(&w->slot->state, memory_order_acquire) != w->seen;
+}
+
+/* Sleeps until the slot leaves state `seen`. */
+static void dup_wait_change(struct comm_context *ctx, struct dup_slot *slot, uint64_t seen)
+{
+    struct dup_waiter me = { .rank = strand_self };
+    lite_lock(&ctx->waiters_lock);
+    me.next = slot->waiters;
+    slot->waiters = &me;
+    atomic_fetch_add_explicit(&slot->nwaiters, 1, memory_order_seq_cst);
+    lite_unlock(&ctx->waiters_lock);
+    struct dup_wait w = { slot, seen };
+    rank_wait_until(strand_self, dup_slot_changed, &w);
+    lite_lock(&ctx->waiters_lock);
+    for (struct dup_waiter **p = &slot->waiters; *p != NULL; p = &(*p)->next)
+        if (*p == &me) {
+            *p = me.next;
+            break;
+        }
+    atomic_fetch_sub_explicit(&slot->nwaiters, 1, memory_order_relaxed);
+    lite_unlock(&ctx->waiters_lock);
+}
+
+/* Takes this member's share of dup number `d` (counted from DUP_RING). */
+static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *out)
+{
+    struct comm_context *ctx = parent->context;
+    struct dup_slot *slot = &ctx->dups[d % DUP_RING];
+    for (;;) {
+        uint64_t s = atomic_load_explicit(&slot->state, memory_order_acquire);
+        if (s == (d << 2 | DUP_READY))
+            break;
+        if (s == ((d - DUP_RING) << 2 | DUP_FREE)) {
+            if (!atomic_compare_exchange_strong_explicit(&slot->state, &s, d << 2 | DUP_BUILDING,
+                                                         memory_order_acq_rel, memory_order_acquire))
+                continue;
+            slot->core = dup_core(parent);
+            atomic_store_explicit(&slot->untaken, ctx->slot.nentries, memory_order_relaxed);
+            atomic_store_explicit(&slot->state, d << 2 | DUP_READY, memory_order_release);
+            dup_notify(ctx, slot);
+            break;
+        }
+        /* Being built, or still holding the dup DUP_RING before ours. */
+        dup_wait_change(ctx, slot, s);
+    }
+    struct comm_core *core = slot->core;    /* read before our share is given up */
+    if (atomic_fetch_sub_explicit(&slot->untaken, 1, memory_order_acq_rel) == 1) {
+        atomic_store_explicit(&slot->state, d << 2 | DUP_FREE, memory_order_release);
+        dup_notify(ctx, slot);
+    }
+    if (core == NULL)
+        return MPI_ERR_NO_MEM;
+    *out = (struct build_result){ .core = parent->side == 0 ? core : core->peer, .rank = -1 };
+    return MPI_SUCCESS;
+}
+
+static int build_dup(struct comm_core *parent, struct build_slot *slot)
+{
+    struct comm_core *core = dup_core(parent);
+    if (core == NULL)
+        return MPI_ERR_NO_MEM;
+    const struct comm_core *side0 = core;
+    int size0 = side0->local_size, size1 = core->is_inter ? side0->size : 0;
+    for (int i = 0; i < size0; i++)
+        slot->entries[i].result = (struct build_result){ .core = core, .rank = i };
+    for (int i = 0; i < size1; i++)
+        slot->entries[size0 + i].result = (struct build_result){ .core = core->peer, .rank = i };
+    return MPI_SUCCESS;
+}
+
+struct split_record {
+    int color, side, key, index;
+};
+
+static int split_record_cmp(const void *pa, const void *pb)
+{
+    const struct split_record *a = pa, *b = pb;
+    if (a->color != b->color)
+        return a->color < b->color ? -1 : 1;
+    if (a->side != b->side)
+        return a->side - b->side;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->index - b->index;
+}
+
+/* True when every member of `run` expects the run to have its size. */
+static bool run_size_expected(const struct build_slot *slot, const struct split_record *run, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int expect = slot->entries[run[i].index].req.expect_size;
+        if (expect >= 0 && expect != n)
+            return false;
+    }
+    return true;
+}
+
+static void run_members(const struct build_slot *slot, const struct split_record *run, int n, struct rank **out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = slot->entries[run[i].index].rank;
+}
+
+/* One color's members: side 0's records, then side 1's (intercomm). */
+static int build_split_run(struct build_slot *slot, bool inter, const struct split_record *run, int n0, int n1,
+                           struct rank **scratch)
+{
+    if (!run_size_expected(slot, run, n0) || !run_size_expected(slot, run + n0, n1))
+        return MPI_ERR_GROUP;
+    if (inter && (n0 == 0 || n1 == 0))
+        return MPI_SUCCESS;         /* no partner group: MPI_COMM_NULL */
+    run_members(slot, run, n0, scratch);
+    run_members(slot, run + n0, n1, scratch + n0);
+    struct comm_core *core = inter ? comm_intercomm_pair_create(scratch, n0, scratch + n0, n1)
+                                   : comm_intra_core_create(scratch, n0, CONTEXT_ID_NONE, n0);
+    if (core == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n0; i++)
+        slot->entries[run[i].index].result = (struct build_result){ .core = core, .rank = i };
+    for (int i = 0; i < n1; i++)
+        slot->entries[run[n0 + i].index].result = (struct build_result){ .core = core->peer, .rank = i };
+    return MPI_SUCCESS;
+}
+
+static int build_split(struct comm_core *parent, struct build_slot *slot)
+{
+    int n = slot->nentries;
+    int size0 = parent->side == 0 ? parent->local_size : parent->size;
+    struct split_record *records = malloc((size_t)n * sizeof *records);
+    struct rank **scratch = malloc((size_t)n * sizeof *scratch);
+    if (records == NULL || scratch == NULL) {
+        free(records);
+        free(scratch);
+        return MPI_ERR_NO_MEM;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const struct build_request *req = &slot->entries[i].req;
+        if (req->color != MPI_UNDEFINED)
+            records[m++] = (struct split_record){ req->color, i >= size0, req->key, i };
+    }
+    qsort(records, (size_t)m, sizeof *records, split_record_cmp);
+    int rc = MPI_SUCCESS;
+    for (int start = 0; start < m && rc == MPI_SUCCESS;) {
+        int end = start, n0 = 0;
+        while (end < m && records[end].color == records[start].color) {
+            n0 += records[end].side == 0;
+            end++;
+        }
+        rc = build_split_run(slot, parent->is_inter, records + start, n0, end - start - n0, scratch);
+        start = end;
+    }
+    free(records);
+    free(scratch);
+    return rc;
+}
+
+static int build_merge(struct comm_core *parent, struct build_slot *slot)
+{
+    struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
+    int size0 = side0->local_size, size1 = side0->size;
+    /* The group that passed high = true goes last; if both agree, side 0 first. */
+    bool side0_last = slot->entries[0].req.high && !slot->entries[size0].req.high;
+    struct rank **scratch = malloc((size_t)(size0 + size1) * sizeof *scratch);
+    if (scratch == NULL)
+        return MPI_ERR_NO_MEM;
+    int first0 = side0_last ? size1 : 0, first1 = side0_last ? 0 : size0;
+    memcpy(scratch + first0, side0->local_members, (size_t)size0 * sizeof *scratch);
+    memcpy(scratch + first1, side0->members, (size_t)size1 * sizeof *scratch);
+    struct comm_core *core = comm_intra_core_create(scratch, size0 + size1, CONTEXT_ID_NONE, size0 + size1);
+    free(scratch);
+    if (core == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < size0; i++)
+        slot->entries[i].result = (struct build_result){ .core = core, .rank = first0 + i };
+    for (int i = 0; i < size1; i++)
+        slot->entries[size0 + i].result = (struct build_result){ .core = core, .rank = first1 + i };
+    return MPI_SUCCESS;
+}
+
+/* Each member takes the core its leader brought (its own rank stays). */
+static int build_adopt(struct build_slot *slot, int self_index)
+{
+    int leader = slot->entries[self_index].req.key;
+    if (leader < 0 || leader >= slot->nentries)
+        return MPI_ERR_RANK;
+    const struct build_request *lreq = &slot->entries[leader].req;
+    if (lreq->input == NULL)
+        return lreq->color != MPI_SUCCESS ? lreq->color : MPI_ERR_OTHER;
+    for (int i = 0; i < slot->nentries; i++)
+        slot->entries[i].result = (struct build_result){ .core = lreq->input, .rank = i };
+    return MPI_SUCCESS;
+}
+
+static int build_exchange(struct build_slot *slot, build_exchange_fn exchange)
+{
+    int n = slot->nentries;
+    void **inputs = malloc((size_t)n * sizeof *inputs);
+    void **outputs = calloc((size_t)n, sizeof *outputs);
+    int rc = MPI_ERR_NO_MEM;
+    if (inputs != NULL && outputs != NULL) {
+        for (int i = 0; i < n; i++)
+            inputs[i] = slot->entries[i].req.input;
+        rc = exchange(n, inputs, outputs);
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+            slot->entries[i].result.output = outputs[i];
+    }
+    free(inputs);
+    free(outputs);
+    return rc;
+}
+
+/* A member with bad arguments still takes part, so nobody waits forever;
+ * the construction then fails everywhere with its error. */
+static int first_member_error(const struct build_slot *slot)
+{
+    for (int i = 0; i < slot->nentries; i++)
+        if (slot->entries[i].req.error != MPI_SUCCESS)
+            return slot->entries[i].req.error;
+    return MPI_SUCCESS;
+}
+
+static int build_run(struct comm_core *parent, struct build_slot *slot, enum build_kind kind, int self_index,
+                     build_exchange_fn exchange)
+{
+    results_clear(slot);
+    int rc = first_member_error(slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    switch (kind) {
+    case BUILD_DUP: rc = build_dup(parent, slot); break;
+    case BUILD_SPLIT: rc = build_split(parent, slot); break;
+    case BUILD_MERGE: rc = parent->is_inter ? build_merge(parent, slot) : MPI_ERR_COMM; break;
+    case BUILD_ADOPT: rc = build_adopt(slot, self_index); break;
+    default: rc = MPI_ERR_INTERN; break;
+    }
+    if (rc == MPI_SUCCESS && exchange != NULL) {
+        rc = build_exchange(slot, exchange);
+        if (rc != MPI_SUCCESS && kind != BUILD_ADOPT)
+            results_release(slot);
+    } else if (rc != MPI_SUCCESS && kind != BUILD_ADOPT) {
+        results_release(slot);
+    }
+    return rc;
+}
+
+int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
+               build_exchange_fn exchange, struct build_result *out)
+{
+    struct comm_core *core = parent->core;
+    struct build_slot *slot = &core->context->slot;
+    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
+        int rc = dup_take(core, DUP_RING + parent->dup_count++, out);
+        out->rank = parent->rank;
+        return rc;
+    }
+    int me = participant_index(parent);
+    struct build_entry *entry = &slot->entries[me];
+    entry->rank = strand_self;
+    entry->req = *req;
+    uint32_t seq = ++parent->build_seq;
+    /* acq_rel: the builder's increment acquires every member's entry. */
+    unsigned arrived = atomic_fetch_add_explicit(&slot->arrived, 1, memory_order_acq_rel) + 1;
+    if (arrived == (unsigned)slot->nentries) {
+        slot->error = build_run(core, slot, kind, me, exchange);
+        atomic_store_explicit(&slot->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&slot->completed, seq, memory_order_release);
+        for (int i = 0; i < slot->nentries; i++)
+            if (i != me)
+                rank_wake(slot->entries[i].rank);
+    } else {
+        struct build_wait w = { slot, seq };
+        rank_wait_until(strand_self, build_published, &w);
+    }
+    *out = entry->result;
+    return slot->error;
+}
