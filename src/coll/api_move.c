@@ -1,0 +1,274 @@
+/* MPI entry points of the barrier and the data movement collectives: each
+ * checks its arguments, describes its blocks per peer (`struct coll_side`)
+ * and runs the communicator's algorithm. MPI-2.2 chapter 5. */
+#include "../datatype/datatype.h"
+#include "check.h"
+
+static struct coll_side side_none(void)
+{
+    return (struct coll_side){ .layout = LAYOUT_NONE };
+}
+
+static struct coll_side side_of(enum coll_layout layout, void *buf, int count, MPI_Datatype type)
+{
+    return (struct coll_side){ .layout = layout, .buf = buf, .count = count, .type = type };
+}
+
+static struct coll_side side_v(void *buf, const int *counts, const int *displs, MPI_Datatype type)
+{
+    return (struct coll_side){ .layout = LAYOUT_V, .buf = buf, .counts = counts, .displs = displs,
+                               .type = type };
+}
+
+static int run(struct coll_ctx *ctx, struct coll_args *args, const char *where)
+{
+    int rc = coll_run(ctx, args);
+    return rc == MPI_SUCCESS ? rc : error_report(coll_errcomm(ctx), rc, where, "collective failed");
+}
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, "MPI_Barrier");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct coll_args args = { .kind = COLL_BARRIER };
+    return run(&ctx, &args, "MPI_Barrier");
+}
+STRAND_MPI_ALIAS(MPI_Barrier);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const char *where = "MPI_Bcast";
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, where);
+    if (rc == MPI_SUCCESS)
+        rc = coll_check_root(&ctx, where, root);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    enum coll_role role = coll_role_of(&ctx, root);
+    struct coll_args args = { .kind = COLL_BCAST, .root = root, .send = side_none(), .recv = side_none() };
+    if (role != ROLE_IDLE) {
+        rc = coll_check_data(&ctx, where, buffer, count, datatype);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (role == ROLE_ROOT)
+            args.send = side_of(LAYOUT_SAME, buffer, count, datatype);
+        else
+            args.recv = side_of(LAYOUT_SAME, buffer, count, datatype);
+    }
+    return run(&ctx, &args, where);
+}
+STRAND_MPI_ALIAS(MPI_Bcast);
+
+/* Gather and gatherv: `recv` is the root's block layout. */
+static int gather(const char *where, enum coll_kind kind, void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, where);
+    if (rc == MPI_SUCCESS)
+        rc = coll_check_root(&ctx, where, root);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    enum coll_role role = coll_role_of(&ctx, root);
+    struct coll_args args = { .kind = kind, .root = root, .send = side_none(), .recv = side_none() };
+    bool sends = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && sendbuf != MPI_IN_PLACE);
+    if (role == ROLE_MEMBER || (role == ROLE_ROOT && ctx.inter))
+        rc = coll_no_in_place(&ctx, where, sendbuf, "sendbuf");
+    if (rc == MPI_SUCCESS && sends) {
+        rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
+        args.send = side_of(LAYOUT_SAME, sendbuf, sendcount, sendtype);
+    }
+    if (rc == MPI_SUCCESS && role == ROLE_ROOT) {
+        if (kind == COLL_GATHER) {
+            rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
+            args.recv = side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
+        } else {
+            rc = coll_check_vector(&ctx, where, recvbuf, recvcounts, displs, ctx.peer_size, recvtype, NULL, false);
+            args.recv = side_v(recvbuf, recvcounts, displs, recvtype);
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    args.skip_self = sendbuf == MPI_IN_PLACE;
+    return run(&ctx, &args, where);
+}
+
+int PMPI_Gather(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather("MPI_Gather", COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                  recvtype, root, comm);
+}
+STRAND_MPI_ALIAS(MPI_Gather);
+
+int PMPI_Gatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcounts[],
+                 int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather("MPI_Gatherv", COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                  recvtype, root, comm);
+}
+STRAND_MPI_ALIAS(MPI_Gatherv);
+
+/* Scatter and scatterv: `send` is the root's block layout. */
+static int scatter(const char *where, enum coll_kind kind, void *sendbuf, int sendcount, const int *sendcounts,
+                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, where);
+    if (rc == MPI_SUCCESS)
+        rc = coll_check_root(&ctx, where, root);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    enum coll_role role = coll_role_of(&ctx, root);
+    struct coll_args args = { .kind = kind, .root = root, .send = side_none(), .recv = side_none() };
+    bool receives = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && recvbuf != MPI_IN_PLACE);
+    if (role == ROLE_MEMBER || (role == ROLE_ROOT && ctx.inter))
+        rc = coll_no_in_place(&ctx, where, recvbuf, "recvbuf");
+    if (rc == MPI_SUCCESS && receives) {
+        rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
+        args.recv = side_of(LAYOUT_SAME, recvbuf, recvcount, recvtype);
+    }
+    if (rc == MPI_SUCCESS && role == ROLE_ROOT) {
+        if (kind == COLL_SCATTER) {
+            rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
+            args.send = side_of(LAYOUT_INDEXED, sendbuf, sendcount, sendtype);
+        } else {
+            rc = coll_check_vector(&ctx, where, sendbuf, sendcounts, displs, ctx.peer_size, sendtype, NULL, false);
+            args.send = side_v(sendbuf, sendcounts, displs, sendtype);
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    args.skip_self = recvbuf == MPI_IN_PLACE;
+    return run(&ctx, &args, where);
+}
+
+int PMPI_Scatter(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatter", COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm);
+}
+STRAND_MPI_ALIAS(MPI_Scatter);
+
+int PMPI_Scatterv(void *sendbuf, int sendcounts[], int displs[], MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter("MPI_Scatterv", COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                   recvtype, root, comm);
+}
+STRAND_MPI_ALIAS(MPI_Scatterv);
+
+/* Allgather and allgatherv. In place, a rank's contribution is its own
+ * block of the receive buffer. */
+static int allgather(const char *where, enum coll_kind kind, void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
+                     const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, where);
+    if (rc == MPI_SUCCESS && ctx.inter)
+        rc = coll_no_in_place(&ctx, where, sendbuf, "sendbuf");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct coll_args args = { .kind = kind };
+    if (kind == COLL_ALLGATHER) {
+        rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
+        args.recv = side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
+    } else {
+        rc = coll_check_vector(&ctx, where, recvbuf, recvcounts, displs, ctx.peer_size, recvtype, NULL, false);
+        args.recv = side_v(recvbuf, recvcounts, displs, recvtype);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (sendbuf == MPI_IN_PLACE) {
+        MPI_Aint extent = dt_extent(recvtype);
+        if (kind == COLL_ALLGATHER)
+            args.send = side_of(LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)ctx.rank * recvcount * extent,
+                                recvcount, recvtype);
+        else
+            args.send = side_of(LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)displs[ctx.rank] * extent,
+                                recvcounts[ctx.rank], recvtype);
+        args.skip_self = true;
+    } else {
+        rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        args.send = side_of(LAYOUT_SAME, sendbuf, sendcount, sendtype);
+    }
+    return run(&ctx, &args, where);
+}
+
+int PMPI_Allgather(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Allgather", COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                     NULL, recvtype, comm);
+}
+STRAND_MPI_ALIAS(MPI_Allgather);
+
+int PMPI_Allgatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcounts[],
+                    int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Allgatherv", COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                     displs, recvtype, comm);
+}
+STRAND_MPI_ALIAS(MPI_Allgatherv);
+
+/* Alltoall, v and w: both sides are per-peer layouts of the same kind. In
+ * place (intracommunicators), the receive layout holds the outgoing data. */
+static int alltoall(const char *where, enum coll_kind kind, struct coll_side send, struct coll_side recv,
+                    MPI_Comm comm)
+{
+    struct coll_ctx ctx;
+    int rc = coll_check_comm(&ctx, comm, where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool in_place = send.buf == MPI_IN_PLACE;
+    if (in_place && ctx.inter)
+        rc = coll_no_in_place(&ctx, where, send.buf, "sendbuf");
+    int n = ctx.peer_size;
+    for (int side = in_place ? 1 : 0; side < 2 && rc == MPI_SUCCESS; side++) {
+        const struct coll_side *s = side == 0 ? &send : &recv;
+        if (s->layout == LAYOUT_INDEXED)
+            rc = coll_check_data(&ctx, where, s->buf, s->count, s->type);
+        else
+            rc = coll_check_vector(&ctx, where, s->buf, s->counts, s->displs, n, s->type, s->types,
+                                   s->layout == LAYOUT_W);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct coll_args args = { .kind = kind, .send = send, .recv = recv, .in_place = in_place };
+    return run(&ctx, &args, where);
+}
+
+int PMPI_Alltoall(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Alltoall", COLL_ALLTOALL, side_of(LAYOUT_INDEXED, sendbuf, sendcount, sendtype),
+                    side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype), comm);
+}
+STRAND_MPI_ALIAS(MPI_Alltoall);
+
+int PMPI_Alltoallv(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                   int recvcounts[], int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Alltoallv", COLL_ALLTOALLV, side_v(sendbuf, sendcounts, sdispls, sendtype),
+                    side_v(recvbuf, recvcounts, rdispls, recvtype), comm);
+}
+STRAND_MPI_ALIAS(MPI_Alltoallv);
+
+int PMPI_Alltoallw(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtypes[], void *recvbuf,
+                   int recvcounts[], int rdispls[], MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    struct coll_side send = { .layout = LAYOUT_W, .buf = sendbuf, .counts = sendcounts, .displs = sdispls,
+                              .types = sendtypes };
+    struct coll_side recv = { .layout = LAYOUT_W, .buf = recvbuf, .counts = recvcounts, .displs = rdispls,
+                              .types = recvtypes };
+    return alltoall("MPI_Alltoallw", COLL_ALLTOALLW, send, recv, comm);
+}
+STRAND_MPI_ALIAS(MPI_Alltoallw);

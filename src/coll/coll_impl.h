@@ -1,0 +1,126 @@
+/* Internals of src/coll: how a collective call is described, the
+ * algorithm table each communicator core selects, and the engines.
+ *
+ * Every collective is reduced to one `struct coll_args` per rank, published
+ * to its peers through its slot. Data movement collectives describe, for
+ * each peer, the block a rank sends to it and the block it receives from it
+ * (`struct coll_side`); the exchange engine copies sender block -> receiver
+ * block directly between user buffers. Reductions describe input and output
+ * buffers and an op plan; the reduction engine splits the result among
+ * ranks, each combining its part from all inputs in place. */
+#ifndef STRAND_COLL_IMPL_H
+#define STRAND_COLL_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../comm/comm.h"
+#include "../op/op.h"
+#include "coll_state.h"
+
+enum coll_kind {
+    COLL_BARRIER, COLL_BCAST, COLL_GATHER, COLL_GATHERV, COLL_SCATTER, COLL_SCATTERV,
+    COLL_ALLGATHER, COLL_ALLGATHERV, COLL_ALLTOALL, COLL_ALLTOALLV, COLL_ALLTOALLW,
+    COLL_REDUCE, COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_REDUCE_SCATTER_BLOCK,
+    COLL_SCAN, COLL_EXSCAN, COLL_KINDS
+};
+
+/* How a rank's buffer is divided among its peers (peer = rank in the
+ * peer group: the communicator for an intracommunicator, the remote group
+ * for an intercommunicator). */
+enum coll_layout {
+    LAYOUT_NONE,        /* nothing for any peer */
+    LAYOUT_SAME,        /* buf, count, type for every peer */
+    LAYOUT_INDEXED,     /* peer p: buf + p * count * extent */
+    LAYOUT_V,           /* peer p: buf + displs[p] * extent, counts[p] */
+    LAYOUT_W,           /* peer p: buf + displs[p] bytes, counts[p], types[p] */
+};
+
+struct coll_side {
+    enum coll_layout layout;
+    char *buf;
+    int count;
+    MPI_Datatype type;
+    const int *counts, *displs;
+    const MPI_Datatype *types;
+};
+
+struct coll_args {
+    enum coll_kind kind;
+    int root;                       /* as the caller gave it */
+    /* data movement */
+    struct coll_side send, recv;
+    bool skip_self;                 /* in place: a rank's own block is already there */
+    /* reductions */
+    const char *input;              /* sendbuf, or recvbuf when in place */
+    char *output;
+    size_t count;                   /* elements of the whole vector */
+    const int *recvcounts;          /* reduce_scatter: block sizes */
+    bool in_place;
+    struct op_plan plan;
+};
+
+/* The calling rank's view of a collective on one communicator. */
+struct coll_ctx {
+    struct strand_comm *comm;
+    struct coll_core *cc;
+    struct coll_slot *me;
+    bool inter;
+    int rank;                       /* in my group */
+    int self;                       /* my slot */
+    int local_base, local_size;     /* my group's slots */
+    int peer_base, peer_size;       /* the peer group's slots (= local for intracomms) */
+    unsigned epoch;
+};
+
+typedef int (*coll_algorithm)(struct coll_ctx *ctx, struct coll_args *args);
+
+/* One table per kind of communicator core (all members local today; a
+ * hierarchical table for cores spanning node processes can be added). */
+struct coll_algorithms {
+    const char *name;
+    coll_algorithm run[COLL_KINDS];
+};
+
+extern const struct coll_algorithms coll_shm_algorithms;
+
+/* Looks up the handle and fills ctx (no synchronisation); NULL if invalid. */
+struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm);
+/* Starts the collective: takes an epoch and runs the core's algorithm. */
+int coll_run(struct coll_ctx *ctx, struct coll_args *args);
+
+/* Waiting (sync.c). */
+void coll_flag_wait(struct coll_flag *f, unsigned target);
+void coll_flag_set(struct coll_flag *f, unsigned value);
+/* Decrements a pending count; wakes its waiter when it reaches zero. */
+void coll_flag_count_down(struct coll_flag *f);
+/* All members of the core meet here. */
+void coll_gate_pass(struct coll_ctx *ctx);
+
+static inline const struct coll_args *coll_peer_args(const struct coll_ctx *ctx, int slot)
+{
+    return ctx->cc->slots[slot].args;
+}
+
+/* Engines (exchange.c, reduce.c). */
+int coll_exchange_rooted(struct coll_ctx *ctx, struct coll_args *args);
+int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args);
+int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args);
+int coll_reduce_engine(struct coll_ctx *ctx, struct coll_args *args);
+int coll_prefix_engine(struct coll_ctx *ctx, struct coll_args *args);
+
+/* Root roles for rooted collectives. */
+enum coll_role { ROLE_ROOT, ROLE_MEMBER, ROLE_IDLE };
+static inline enum coll_role coll_role_of(const struct coll_ctx *ctx, int root)
+{
+    if (ctx->inter)
+        return root == MPI_ROOT ? ROLE_ROOT : root == MPI_PROC_NULL ? ROLE_IDLE : ROLE_MEMBER;
+    return root == ctx->rank ? ROLE_ROOT : ROLE_MEMBER;
+}
+/* The root's slot, for a member. */
+static inline int coll_root_slot(const struct coll_ctx *ctx, int root)
+{
+    return ctx->peer_base + root;
+}
+
+#endif

@@ -1,0 +1,261 @@
+/* The reduction engine. After a gate, the result vector is split among the
+ * computing ranks; each combines its part of every input in place (no
+ * messages, no tree) and writes the result straight into the output
+ * buffers; a second gate ends the call. Operands are combined from the
+ * highest input rank down (acc = x_j op acc), so the result is
+ * x_0 op x_1 op ... op x_{n-1} in rank order, as MPI requires for
+ * non-commutative operations. Scan and exscan split the vector the same
+ * way and walk the inputs upward, writing each prefix as it forms. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datatype/datatype.h"
+#include "coll_impl.h"
+
+enum {
+    SCRATCH_BYTES = 16384,          /* per operand buffer, on the stack */
+    MIN_SLICE_BYTES = 16384,        /* smaller parts are not worth another rank */
+};
+
+enum emit_kind {
+    EMIT_GROUP,                     /* every slot of [out_base, out_base + out_count) */
+    EMIT_SLOT,                      /* slot out_base */
+    EMIT_OWN_BLOCK,                 /* my output, at element g - first */
+    EMIT_TEMP,                      /* my operand-layout temporary, at element g - first */
+    EMIT_PREFIX,                    /* input j's own output */
+};
+
+struct reduce_work {
+    const struct coll_ctx *ctx;
+    const struct op_plan *plan;     /* the op this rank applies */
+    int in_base, in_count;          /* input slots, in rank order */
+    size_t first, count;            /* the part of the result this rank computes */
+    enum emit_kind emit;
+    int out_base, out_count;
+    char *temp;                     /* EMIT_TEMP */
+    char *a, *b;                    /* operand scratch, `chunk` elements each */
+    size_t chunk;
+};
+
+static const struct coll_args *slot_args(const struct reduce_work *w, int slot)
+{
+    return coll_peer_args(w->ctx, slot);
+}
+
+static char *element_at(const struct coll_args *args, const char *buf, size_t g)
+{
+    return (char *)buf + (MPI_Aint)g * dt_extent(args->plan.type);
+}
+
+/* Operand-layout view of input j's elements [g, g + n): in place when the
+ * layout allows and the caller does not modify it, else loaded into `into`. */
+static const char *input_operand(const struct reduce_work *w, int j, size_t g, size_t n, char *into,
+                                 bool writable)
+{
+    const struct coll_args *in = slot_args(w, w->in_base + j);
+    const char *user = element_at(in, in->input, g);
+    if (in->plan.direct && !writable)
+        return op_plan_view(&in->plan, user);
+    op_plan_load(&in->plan, into, user, n);
+    return into;
+}
+
+static void store_to_slot(const struct reduce_work *w, int slot, const char *operand, size_t g, size_t n)
+{
+    const struct coll_args *out = slot_args(w, slot);
+    op_plan_store(&out->plan, element_at(out, out->output, g), operand, n);
+}
+
+static void emit(const struct reduce_work *w, const char *operand, size_t g, size_t n, int j)
+{
+    switch (w->emit) {
+    case EMIT_GROUP:
+        for (int k = 0; k < w->out_count; k++)
+            store_to_slot(w, w->out_base + k, operand, g, n);
+        break;
+    case EMIT_SLOT:
+        store_to_slot(w, w->out_base, operand, g, n);
+        break;
+    case EMIT_OWN_BLOCK: {
+        const struct coll_args *me = slot_args(w, w->ctx->self);
+        op_plan_store(&me->plan, element_at(me, me->output, g - w->first), operand, n);
+        break;
+    }
+    case EMIT_TEMP: {
+        size_t offset = (g - w->first) * w->plan->per_elem * (size_t)dt_extent(w->plan->element);
+        memcpy(w->temp + offset + op_plan_operand_shift(w->plan), operand + op_plan_operand_shift(w->plan),
+               op_plan_operand_bytes(w->plan, n));
+        break;
+    }
+    case EMIT_PREFIX:
+        store_to_slot(w, w->in_base + j, operand, g, n);
+        break;
+    }
+}
+
+/* acc = x_0 op (x_1 op (... op x_{n-1})) over [g, g + n), then emitted. */
+static void combine_total(struct reduce_work *w, size_t g, size_t n)
+{
+    char *acc = w->a;
+    input_operand(w, w->in_count - 1, g, n, acc, true);
+    for (int j = w->in_count - 2; j >= 0; j--)
+        op_plan_apply(w->plan, input_operand(w, j, g, n, w->b, false), acc, n);
+    emit(w, acc, g, n, -1);
+}
+
+/* Inclusive or exclusive prefixes over [g, g + n). Input j is loaded
+ * before result j is written, so in-place buffers work. */
+static void combine_prefix(struct reduce_work *w, size_t g, size_t n, bool exclusive)
+{
+    char *acc = w->a, *cur = w->b;
+    input_operand(w, 0, g, n, acc, true);
+    if (!exclusive)
+        emit(w, acc, g, n, 0);
+    for (int j = 1; j < w->in_count; j++) {
+        input_operand(w, j, g, n, cur, true);
+        if (exclusive)
+            emit(w, acc, g, n, j);
+        if (exclusive && j == w->in_count - 1)
+            break;
+        op_plan_apply(w->plan, acc, cur, n);     /* cur = prefix op x_j */
+        if (!exclusive)
+            emit(w, cur, g, n, j);
+        char *t = acc;
+        acc = cur;
+        cur = t;
+    }
+}
+
+enum combine_mode { COMBINE_TOTAL, COMBINE_PREFIX, COMBINE_EXCLUSIVE };
+
+/* Runs the combination over [first, first + count) in scratch-sized chunks. */
+static int work_run(struct reduce_work *w, enum combine_mode mode)
+{
+    if (w->count == 0 || w->in_count == 0)
+        return MPI_SUCCESS;
+    _Alignas(64) char scratch[2][SCRATCH_BYTES];
+    size_t one = op_plan_operand_bytes(w->plan, 1);
+    w->chunk = one >= SCRATCH_BYTES ? 1 : SCRATCH_BYTES / one;
+    while (w->chunk > 1 && op_plan_operand_bytes(w->plan, w->chunk) > SCRATCH_BYTES)
+        w->chunk--;
+    size_t bytes = op_plan_operand_bytes(w->plan, w->chunk);
+    char *heap = NULL;
+    w->a = scratch[0];
+    w->b = scratch[1];
+    if (bytes > SCRATCH_BYTES) {
+        heap = malloc(2 * bytes);
+        if (heap == NULL)
+            return MPI_ERR_NO_MEM;
+        w->a = heap;
+        w->b = heap + bytes;
+    }
+    w->a -= op_plan_operand_shift(w->plan);
+    w->b -= op_plan_operand_shift(w->plan);
+    for (size_t done = 0; done < w->count; done += w->chunk) {
+        size_t n = w->count - done < w->chunk ? w->count - done : w->chunk;
+        if (mode == COMBINE_TOTAL)
+            combine_total(w, w->first + done, n);
+        else
+            combine_prefix(w, w->first + done, n, mode == COMBINE_EXCLUSIVE);
+    }
+    free(heap);
+    return MPI_SUCCESS;
+}
+
+/* My share of `total` elements when `nworkers` ranks split them. */
+static void split_range(struct reduce_work *w, size_t total, int nworkers, int index)
+{
+    size_t bytes = total * w->plan->type->size;
+    size_t parts = bytes / MIN_SLICE_BYTES;
+    if (parts < 1)
+        parts = 1;
+    if (parts > (size_t)nworkers)
+        parts = (size_t)nworkers;
+    if ((size_t)index >= parts) {
+        w->first = w->count = 0;
+        return;
+    }
+    w->first = total * (size_t)index / parts;
+    w->count = total * (size_t)(index + 1) / parts - w->first;
+}
+
+static size_t block_start(const int *recvcounts, int rank)
+{
+    size_t start = 0;
+    for (int i = 0; i < rank; i++)
+        start += (size_t)recvcounts[i];
+    return start;
+}
+
+/* Reduce, allreduce, reduce_scatter(_block); intra- and intercommunicators. */
+int coll_reduce_engine(struct coll_ctx *ctx, struct coll_args *args)
+{
+    struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
+                             .in_count = ctx->local_size };
+    bool computes = true;
+    switch (args->kind) {
+    case COLL_ALLREDUCE:
+        /* Intercommunicator: each group computes the other group's reduction into itself. */
+        w.in_base = ctx->peer_base;
+        w.in_count = ctx->peer_size;
+        split_range(&w, args->count, ctx->local_size, ctx->rank);
+        w.emit = EMIT_GROUP;
+        w.out_base = ctx->local_base;
+        w.out_count = ctx->local_size;
+        break;
+    case COLL_REDUCE:
+        /* The group that provides the inputs computes into the root. */
+        computes = coll_role_of(ctx, args->root) == ROLE_MEMBER || !ctx->inter;
+        split_range(&w, args->count, ctx->local_size, ctx->rank);
+        w.emit = EMIT_SLOT;
+        w.out_base = coll_root_slot(ctx, args->root);
+        break;
+    case COLL_REDUCE_SCATTER:
+    case COLL_REDUCE_SCATTER_BLOCK:
+        /* Each rank computes its own block from the (peer group's) inputs. */
+        w.in_base = ctx->peer_base;
+        w.in_count = ctx->peer_size;
+        w.first = args->recvcounts != NULL ? block_start(args->recvcounts, ctx->rank)
+                                           : (size_t)ctx->rank * args->count;
+        w.count = args->count;
+        w.emit = args->in_place ? EMIT_TEMP : EMIT_OWN_BLOCK;
+        break;
+    default:
+        return MPI_ERR_INTERN;
+    }
+    int rc = MPI_SUCCESS;
+    if (w.emit == EMIT_TEMP && w.count > 0) {
+        w.temp = malloc(op_plan_operand_bytes(&args->plan, w.count));
+        if (w.temp == NULL) {
+            /* Still meet the others at both gates, or they would wait forever. */
+            rc = MPI_ERR_NO_MEM;
+            computes = false;
+        } else {
+            w.temp -= op_plan_operand_shift(&args->plan);
+        }
+    }
+    ctx->me->args = args;
+    coll_gate_pass(ctx);
+    if (computes)
+        rc = work_run(&w, COMBINE_TOTAL);
+    coll_gate_pass(ctx);
+    if (w.temp != NULL) {
+        /* In place: my input was read by the others until the gate. */
+        op_plan_store(&args->plan, args->output, w.temp, w.count);
+        free(w.temp + op_plan_operand_shift(&args->plan));
+    }
+    return rc;
+}
+
+/* Scan and exscan (intracommunicators only). */
+int coll_prefix_engine(struct coll_ctx *ctx, struct coll_args *args)
+{
+    struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
+                             .in_count = ctx->local_size, .emit = EMIT_PREFIX };
+    split_range(&w, args->count, ctx->local_size, ctx->rank);
+    ctx->me->args = args;
+    coll_gate_pass(ctx);
+    int rc = work_run(&w, args->kind == COLL_EXSCAN ? COMBINE_EXCLUSIVE : COMBINE_PREFIX);
+    coll_gate_pass(ctx);
+    return rc;
+}
