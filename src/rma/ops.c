@@ -79,13 +79,15 @@ static int accumulate_check(struct strand_win *w, struct rma_op *op, MPI_Op mpi_
         return win_error(w, MPI_ERR_OP, where, "invalid operation");
     if (o->kind == OP_USER)
         return win_error(w, MPI_ERR_OP, where, "MPI_Accumulate takes predefined operations only (MPI-2.2 11.3.4)");
-    const char *why = NULL;
-    int rc = op_plan_init(&op->plan, mpi_op, op->target_type, true, &why);
-    if (rc != MPI_SUCCESS)
-        return win_error(w, rc, where, "%s (%s)", why, o->name);
-    if (op->origin_type->uniform == NULL || op->origin_type->uniform != op->target_type->uniform)
+    MPI_Datatype element = op->target_type->uniform;
+    if (element == NULL || op->origin_type->uniform != element)
         return win_error(w, MPI_ERR_TYPE, where,
                          "origin and target datatypes must be built from the same predefined datatype");
+    /* The plan is made for the element type: data is combined element by element. */
+    const char *why = NULL;
+    int rc = op_plan_init(&op->plan, mpi_op, element, true, &why);
+    if (rc != MPI_SUCCESS)
+        return win_error(w, rc, where, "%s (%s)", why, o->name);
     return MPI_SUCCESS;
 }
 
