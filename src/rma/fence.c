@@ -1,7 +1,7 @@
 /* MPI_Win_fence: an epoch barrier over atomic words.
  *
  * Every member counts its fences (generations). Arriving at generation k,
- * a member publishes k in its own `fence_word` (with its assert) and adds
+ * a member publishes k (and its assert) in its own member entry and adds
  * one to the arrival counter of k; the member that brings it to `size`
  * resets the counter and publishes k in `fence_done`. Waiting for
  * `fence_done >= k` then means every member finished the epoch before k:
@@ -25,7 +25,8 @@ static void wait_done(struct win_core *core, unsigned gen)
 
 static void fence_publish(struct win_member *m, unsigned gen, int assert)
 {
-    atomic_store_explicit(&m->fence_word, (uint64_t)gen << 32 | (uint32_t)assert, memory_order_release);
+    atomic_store_explicit(&m->fence_assert[gen % FENCE_RING], assert, memory_order_relaxed);
+    atomic_store_explicit(&m->fence_arrived, gen, memory_order_release);
 }
 
 static void fence_arrive(struct win_core *core, int rank, unsigned k, int assert)
@@ -53,15 +54,17 @@ void fence_pass_core(struct win_core *core, int rank, unsigned *gen, bool wait)
 
 void fence_await_target(struct strand_win *w, int target)
 {
-    uint64_t word = atomic_load_explicit(&w->core->members[target].fence_word, memory_order_acquire);
-    if ((int)((unsigned)(word >> 32) - w->fence_gen) < 0)
+    unsigned arrived = atomic_load_explicit(&w->core->members[target].fence_arrived, memory_order_acquire);
+    if ((int)(arrived - w->fence_gen) < 0)
         wait_done(w->core, w->fence_gen);
 }
 
 int fence_target_assert(struct strand_win *w, int target)
 {
-    uint64_t word = atomic_load_explicit(&w->core->members[target].fence_word, memory_order_relaxed);
-    return (unsigned)(word >> 32) == w->fence_gen ? (int)(uint32_t)word : 0;
+    /* The target reached our generation (the epoch is open); it cannot be
+     * FENCE_RING generations further before our operations are done. */
+    return atomic_load_explicit(&w->core->members[target].fence_assert[w->fence_gen % FENCE_RING],
+                                memory_order_relaxed);
 }
 
 int PMPI_Win_fence(int assert, MPI_Win win)

@@ -83,7 +83,8 @@ struct win_member {
     int disp_unit;
     struct rank *rank;
     const struct win_target_ops *ops;
-    atomic_ullong fence_word;       /* last fence generation reached << 32 | its assert */
+    atomic_uint fence_arrived;      /* last fence generation this member reached */
+    atomic_int fence_assert[FENCE_RING];    /* its assert at generation k, in [k % FENCE_RING] */
     _Atomic(struct pscw_pair *) pscw;   /* pairs with every origin (allocated on first use) */
     struct win_lock lock;
 };
