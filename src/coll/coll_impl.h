@@ -90,12 +90,17 @@ struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm);
 int coll_run(struct coll_ctx *ctx, struct coll_args *args);
 
 /* Waiting (sync.c). */
-void coll_flag_wait(struct coll_flag *f, unsigned target);
+/* Until an epoch flag reaches `epoch` (or went past it). */
+void coll_flag_wait_epoch(struct coll_flag *f, unsigned epoch);
+/* Until a pending count is zero. */
+void coll_flag_wait_zero(struct coll_flag *f);
 void coll_flag_set(struct coll_flag *f, unsigned value);
 /* Decrements a pending count; wakes its waiter when it reaches zero. */
 void coll_flag_count_down(struct coll_flag *f);
 /* All members of the core meet here. */
 void coll_gate_pass(struct coll_ctx *ctx);
+/* Counts this member in; waits for the others only when `wait`. */
+void coll_gate_arrive(struct coll_ctx *ctx, bool wait);
 
 static inline const struct coll_args *coll_peer_args(const struct coll_ctx *ctx, int slot)
 {

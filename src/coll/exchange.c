@@ -68,11 +68,11 @@ int coll_exchange_rooted(struct coll_ctx *ctx, struct coll_args *args)
         coll_flag_set(&ctx->me->arrive, ctx->epoch);
         if (!ctx->inter && !args->skip_self)
             pair_copy(args, ctx->rank, args, ctx->rank);
-        coll_flag_wait(&ctx->me->pending, 0);
+        coll_flag_wait_zero(&ctx->me->pending);
         return MPI_SUCCESS;
     }
     struct coll_slot *root = &ctx->cc->slots[coll_root_slot(ctx, args->root)];
-    coll_flag_wait(&root->arrive, ctx->epoch);
+    coll_flag_wait_epoch(&root->arrive, ctx->epoch);
     const struct coll_args *rargs = root->args;
     pair_copy(rargs, ctx->rank, args, args->root);
     pair_copy(args, args->root, rargs, ctx->rank);

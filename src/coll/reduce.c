@@ -162,15 +162,19 @@ static int work_run(struct reduce_work *w, enum combine_mode mode)
     return MPI_SUCCESS;
 }
 
+/* Into how many parts `total` elements are split among `nworkers`. */
+static size_t split_parts(const struct op_plan *plan, size_t total, int nworkers)
+{
+    size_t parts = total * plan->type->size / MIN_SLICE_BYTES;
+    if (parts < 1)
+        parts = 1;
+    return parts > (size_t)nworkers ? (size_t)nworkers : parts;
+}
+
 /* My share of `total` elements when `nworkers` ranks split them. */
 static void split_range(struct reduce_work *w, size_t total, int nworkers, int index)
 {
-    size_t bytes = total * w->plan->type->size;
-    size_t parts = bytes / MIN_SLICE_BYTES;
-    if (parts < 1)
-        parts = 1;
-    if (parts > (size_t)nworkers)
-        parts = (size_t)nworkers;
+    size_t parts = split_parts(w->plan, total, nworkers);
     if ((size_t)index >= parts) {
         w->first = w->count = 0;
         return;
@@ -187,9 +191,41 @@ static size_t block_start(const int *recvcounts, int rank)
     return start;
 }
 
+/* A vector too short to split: one rank (the root of a reduce, rank 0 of
+ * an allreduce) combines everything once all have arrived and writes the
+ * outputs; the others wait only for its signal. Each rank sleeps once. */
+static int reduce_single_owner(struct coll_ctx *ctx, struct coll_args *args)
+{
+    int owner = args->kind == COLL_REDUCE ? args->root : 0;
+    struct coll_slot *owner_slot = &ctx->cc->slots[ctx->local_base + owner];
+    ctx->me->args = args;
+    if (ctx->rank != owner) {
+        coll_gate_arrive(ctx, false);
+        coll_flag_wait_epoch(&owner_slot->arrive, ctx->epoch);
+        return MPI_SUCCESS;
+    }
+    coll_gate_pass(ctx);
+    struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
+                             .in_count = ctx->local_size, .first = 0, .count = args->count };
+    if (args->kind == COLL_REDUCE) {
+        w.emit = EMIT_SLOT;
+        w.out_base = ctx->self;
+    } else {
+        w.emit = EMIT_GROUP;
+        w.out_base = ctx->local_base;
+        w.out_count = ctx->local_size;
+    }
+    int rc = work_run(&w, COMBINE_TOTAL);
+    coll_flag_set(&owner_slot->arrive, ctx->epoch);
+    return rc;
+}
+
 /* Reduce, allreduce, reduce_scatter(_block); intra- and intercommunicators. */
 int coll_reduce_engine(struct coll_ctx *ctx, struct coll_args *args)
 {
+    if (!ctx->inter && (args->kind == COLL_REDUCE || args->kind == COLL_ALLREDUCE) &&
+        split_parts(&args->plan, args->count, ctx->local_size) == 1)
+        return reduce_single_owner(ctx, args);
     struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
                              .in_count = ctx->local_size };
     bool computes = true;

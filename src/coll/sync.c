@@ -5,10 +5,18 @@
 #include "../util/futex.h"
 #include "coll_impl.h"
 
-void coll_flag_wait(struct coll_flag *f, unsigned target)
+/* Epoch flags only move forward, and a waiter may see them move past its
+ * target (the setter can go on to the next collective before the waiter
+ * looks), so they are compared as serial numbers; counts exactly. */
+static inline bool flag_done(unsigned value, unsigned target, bool serial)
+{
+    return serial ? (int)(value - target) >= 0 : value == target;
+}
+
+static void flag_wait(struct coll_flag *f, unsigned target, bool serial)
 {
     for (int i = 0; i < strand_node.spin_limit; i++) {
-        if (atomic_load_explicit(&f->value, memory_order_acquire) == target)
+        if (flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial))
             return;
         cpu_relax();
     }
@@ -16,12 +24,22 @@ void coll_flag_wait(struct coll_flag *f, unsigned target)
         atomic_fetch_add_explicit(&f->sleepers, 1, memory_order_seq_cst);
         unsigned seen = atomic_load_explicit(&f->value, memory_order_seq_cst);
         /* The kernel rechecks the word, so a change after this load is not lost. */
-        if (seen != target)
+        if (!flag_done(seen, target, serial))
             futex_wait(&f->value, seen);
         atomic_fetch_sub_explicit(&f->sleepers, 1, memory_order_relaxed);
-        if (atomic_load_explicit(&f->value, memory_order_acquire) == target)
+        if (flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial))
             return;
     }
+}
+
+void coll_flag_wait_epoch(struct coll_flag *f, unsigned epoch)
+{
+    flag_wait(f, epoch, true);
+}
+
+void coll_flag_wait_zero(struct coll_flag *f)
+{
+    flag_wait(f, 0, false);
 }
 
 static void flag_wake(struct coll_flag *f)
@@ -44,16 +62,23 @@ void coll_flag_count_down(struct coll_flag *f)
         flag_wake(f);
 }
 
-void coll_gate_pass(struct coll_ctx *ctx)
+void coll_gate_arrive(struct coll_ctx *ctx, bool wait)
 {
     struct coll_gate *g = &ctx->cc->gate;
     uint64_t use = ++ctx->me->gate_uses;
     /* acq_rel: the last arriver sees every member's writes before the gate,
      * and its release of `round` hands them to all waiters. A member cannot
-     * arrive for use k+1 before use k completed, so the count never mixes uses. */
+     * arrive for use k+1 before use k completed (every algorithm that
+     * arrives without waiting then waits for someone who did wait), so the
+     * count never mixes uses. */
     uint64_t before = atomic_fetch_add_explicit(&g->arrived, 1, memory_order_acq_rel);
     if (before + 1 == use * (uint64_t)ctx->cc->nslots)
         coll_flag_set(&g->round, (unsigned)use);
-    else
-        coll_flag_wait(&g->round, (unsigned)use);
+    else if (wait)
+        coll_flag_wait_epoch(&g->round, (unsigned)use);
+}
+
+void coll_gate_pass(struct coll_ctx *ctx)
+{
+    coll_gate_arrive(ctx, true);
 }

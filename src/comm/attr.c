@@ -242,9 +242,11 @@ static int list_push(const struct attr_host *h, struct keyval *kv, void *value)
 
 /* --- the engine */
 
-static struct keyval *keyval_for(const struct attr_host *h, int keyval)
+/* A freed keyval still reaches the attributes it keeps alive (get and
+ * delete); only new attributes need a keyval the program has not freed. */
+static struct keyval *keyval_for(const struct attr_host *h, int keyval, bool allow_freed)
 {
-    struct keyval *kv = keyval_find(keyval, false);
+    struct keyval *kv = keyval_find(keyval, allow_freed);
     return kv != NULL && kv->kind == h->kind ? kv : NULL;
 }
 
@@ -263,7 +265,7 @@ static int set_value(const struct attr_host *h, struct keyval *kv, void *value)
 
 int attr_set(const struct attr_host *h, int keyval, void *value)
 {
-    struct keyval *kv = keyval_for(h, keyval);
+    struct keyval *kv = keyval_for(h, keyval, false);
     if (kv == NULL || kv->predefined)
         return MPI_ERR_KEYVAL;
     return set_value(h, kv, value);
@@ -277,7 +279,7 @@ int attr_set_predefined(const struct attr_host *h, int keyval, void *value)
 
 int attr_get(const struct attr_host *h, int keyval, void **value, int *flag)
 {
-    struct keyval *kv = keyval_for(h, keyval);
+    struct keyval *kv = keyval_for(h, keyval, true);
     if (kv == NULL)
         return MPI_ERR_KEYVAL;
     struct attribute *a = list_find(h, kv);
@@ -298,7 +300,7 @@ static int delete_one(const struct attr_host *h, struct attribute *a)
 
 int attr_delete(const struct attr_host *h, int keyval)
 {
-    struct keyval *kv = keyval_for(h, keyval);
+    struct keyval *kv = keyval_for(h, keyval, true);
     if (kv == NULL || kv->predefined)
         return MPI_ERR_KEYVAL;
     struct attribute *a = list_find(h, kv);
@@ -523,11 +525,9 @@ STRAND_MPI_ALIAS(MPI_Attr_delete);
 static int type_attr_call(const char *where, enum attr_op op, MPI_Datatype type, int keyval, void *value,
                           int *flag)
 {
-    int rc = error_check_initialized(where);
+    int rc = dt_check_arg(where, type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, where, "invalid datatype");
     if (op == ATTR_OP_GET && (value == NULL || flag == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
     struct attr_host h = { ATTR_TYPE, type, &type->attrs };

@@ -85,14 +85,12 @@ int comm_world_create(int nranks, struct rank **ranks)
 /* Ends a handle: no callbacks (they ran, or the node is going away). */
 static void handle_end(struct strand_comm *c)
 {
-    c->magic = 0;
+    handle_magic_clear(&c->magic);
     errhandler_release(c->errhandler);
     c->errhandler = MPI_ERRHANDLER_NULL;
     if (c->topo != NULL)
         topo_release(c->topo);
     c->topo = NULL;
-    comm_core_release(c->core);
-    c->core = NULL;
     comm_release(c);
 }
 
@@ -129,10 +127,15 @@ void comm_retain(struct strand_comm *c)
     atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
 }
 
+/* The core (and so the context id) lives as long as the handle: a receive
+ * still pending on a freed communicator cannot match messages of a new
+ * communicator that reuses the id. */
 void comm_release(struct strand_comm *c)
 {
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
-        free(c);
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    comm_core_release(c->core);
+    free(c);
 }
 
 struct strand_comm *comm_checked(MPI_Comm comm, const char *where, int *rc)
@@ -364,22 +367,18 @@ STRAND_MPI_ALIAS(MPI_Comm_get_name);
 
 int PMPI_Type_set_name(MPI_Datatype type, char *type_name)
 {
-    int rc = error_check_initialized("MPI_Type_set_name");
+    int rc = dt_check_arg("MPI_Type_set_name", type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_set_name", "invalid datatype");
     return name_set(type->name, type_name, MPI_COMM_WORLD, "MPI_Type_set_name");
 }
 STRAND_MPI_ALIAS(MPI_Type_set_name);
 
 int PMPI_Type_get_name(MPI_Datatype type, char *type_name, int *resultlen)
 {
-    int rc = error_check_initialized("MPI_Type_get_name");
+    int rc = dt_check_arg("MPI_Type_get_name", type);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (type == MPI_DATATYPE_NULL)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype");
     return name_get(type->name, type_name, resultlen, MPI_COMM_WORLD, "MPI_Type_get_name");
 }
 STRAND_MPI_ALIAS(MPI_Type_get_name);

@@ -64,6 +64,14 @@ struct strand_group {
     struct rank **members;          /* group rank -> rank */
 };
 
+/* Marks a handle dead just before its memory is freed; volatile so that
+ * the compiler cannot drop the store as dead. Later use of the stale handle
+ * then fails the magic check instead of reading a live-looking object. */
+static inline void handle_magic_clear(uint32_t *magic)
+{
+    *(volatile uint32_t *)magic = 0;
+}
+
 /* Context ids of the predefined communicators; others come after. */
 enum { COMM_CONTEXT_WORLD = 0, COMM_CONTEXT_SELF = 2, COMM_CONTEXT_FIRST_FREE = 4 };
 

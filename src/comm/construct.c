@@ -127,15 +127,16 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
     }
     int refs[2] = { refs0, refs1 };
     for (int i = 0; i < ncores; i++) {
-        struct comm_core *core = &ctx->cores[i];
-        core->context_id = ctx->context_id;
-        atomic_store_explicit(&core->refcount, refs[i], memory_order_relaxed);
-        if (coll_comm_attach(core) != MPI_SUCCESS) {
-            for (int j = 0; j < i; j++)
-                coll_comm_detach(&ctx->cores[j]);
-            context_free(ctx);
-            return NULL;
-        }
+        ctx->cores[i].context_id = ctx->context_id;
+        atomic_store_explicit(&ctx->cores[i].refcount, refs[i], memory_order_relaxed);
+    }
+    /* One collective state for both groups of an intercommunicator. */
+    int rc = ncores == 1 ? coll_comm_attach(&ctx->cores[0])
+                         : coll_intercomm_attach(&ctx->cores[0], ctx->cores[0].local_size, &ctx->cores[1],
+                                                 ctx->cores[1].local_size);
+    if (rc != MPI_SUCCESS) {
+        context_free(ctx);
+        return NULL;
     }
     atomic_store_explicit(&ctx->live_cores, ncores, memory_order_release);
     return &ctx->cores[0];

@@ -54,7 +54,7 @@ void group_destroy(struct strand_group *g)
 {
     if (g == NULL || g->predefined)
         return;
-    g->magic = 0;
+    handle_magic_clear(&g->magic);
     free(g);
 }
 

@@ -105,7 +105,7 @@ static void info_destroy(struct strand_info *info)
         free(e->value);
         free(e);
     }
-    info->magic = 0;
+    handle_magic_clear(&info->magic);
     free(info);
 }
 

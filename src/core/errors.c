@@ -179,7 +179,7 @@ void errhandler_release(MPI_Errhandler e)
     if (e->predefined)
         return;
     if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1) {
-        e->magic = 0;
+        handle_magic_clear(&e->magic);
         free(e);
     }
 }

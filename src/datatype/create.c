@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "../comm/attr.h"
 #include "datatype.h"
 #include "typemap.h"
 
@@ -499,6 +500,12 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         }
         t->committed = true;
     }
+    /* Cached attributes go through their copy callbacks (MPI-2.2 §6.7.4). */
+    rc = attr_type_copy(oldtype, t);
+    if (rc != MPI_SUCCESS) {
+        dt_release(t);
+        return dt_error(rc, where, "an attribute copy callback failed with code %d", rc);
+    }
     *newtype = t;
     return MPI_SUCCESS;
 }
@@ -540,6 +547,11 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return rc;
     if ((*datatype)->predefined)
         return dt_error(MPI_ERR_TYPE, where, "%s is predefined and cannot be freed", (*datatype)->name);
+    /* The caller's attributes are deleted first; a failing delete callback
+     * keeps the type. */
+    rc = attr_type_delete_all(*datatype);
+    if (rc != MPI_SUCCESS)
+        return dt_error(rc, where, "an attribute delete callback failed with code %d", rc);
     /* Pending operations and types built from this one keep their own
      * references: the object lives until the last one is dropped. */
     dt_release(*datatype);

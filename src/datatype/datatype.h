@@ -18,12 +18,12 @@
 #include <stdint.h>
 #include "mpi.h"
 
+struct attribute;
+
 #define DT_MAGIC 0x44545950u        /* "DTYP" */
 /* Loops of one iteration are inlined and empty ops dropped, so every loop
  * level at least doubles the data: 62 levels cannot fit in memory. */
 #define DT_MAX_DEPTH 62
-
-struct attribute;
 
 /* Basic element kinds, for reductions and external32. */
 enum dt_basic {

@@ -30,61 +30,11 @@ struct strand_op *op_lookup(MPI_Op op)
     return op != MPI_OP_NULL && op->magic == OP_MAGIC ? op : NULL;
 }
 
-/* The canonical predefined type of each basic kind (derived types record
- * the kind of the predefined type they are built from). */
-static MPI_Datatype basic_type(enum dt_basic kind, enum dt_basic pair_value)
-{
-    switch (kind) {
-    case DT_BASIC_CHAR: return MPI_CHAR;
-    case DT_BASIC_SIGNED_CHAR: return MPI_SIGNED_CHAR;
-    case DT_BASIC_UNSIGNED_CHAR: return MPI_UNSIGNED_CHAR;
-    case DT_BASIC_BYTE: return MPI_BYTE;
-    case DT_BASIC_SHORT: return MPI_SHORT;
-    case DT_BASIC_UNSIGNED_SHORT: return MPI_UNSIGNED_SHORT;
-    case DT_BASIC_INT: return MPI_INT;
-    case DT_BASIC_UNSIGNED: return MPI_UNSIGNED;
-    case DT_BASIC_LONG: return MPI_LONG;
-    case DT_BASIC_UNSIGNED_LONG: return MPI_UNSIGNED_LONG;
-    case DT_BASIC_LONG_LONG: return MPI_LONG_LONG_INT;
-    case DT_BASIC_UNSIGNED_LONG_LONG: return MPI_UNSIGNED_LONG_LONG;
-    case DT_BASIC_FLOAT: return MPI_FLOAT;
-    case DT_BASIC_DOUBLE: return MPI_DOUBLE;
-    case DT_BASIC_LONG_DOUBLE: return MPI_LONG_DOUBLE;
-    case DT_BASIC_WCHAR: return MPI_WCHAR;
-    case DT_BASIC_BOOL: return MPI_C_BOOL;
-    case DT_BASIC_INT8: return MPI_INT8_T;
-    case DT_BASIC_INT16: return MPI_INT16_T;
-    case DT_BASIC_INT32: return MPI_INT32_T;
-    case DT_BASIC_INT64: return MPI_INT64_T;
-    case DT_BASIC_UINT8: return MPI_UINT8_T;
-    case DT_BASIC_UINT16: return MPI_UINT16_T;
-    case DT_BASIC_UINT32: return MPI_UINT32_T;
-    case DT_BASIC_UINT64: return MPI_UINT64_T;
-    case DT_BASIC_FLOAT_COMPLEX: return MPI_C_FLOAT_COMPLEX;
-    case DT_BASIC_DOUBLE_COMPLEX: return MPI_C_DOUBLE_COMPLEX;
-    case DT_BASIC_LONG_DOUBLE_COMPLEX: return MPI_C_LONG_DOUBLE_COMPLEX;
-    case DT_BASIC_PACKED: return MPI_PACKED;
-    case DT_BASIC_LOGICAL: return MPI_LOGICAL;
-    case DT_BASIC_PAIR:
-        switch (pair_value) {
-        case DT_BASIC_FLOAT: return MPI_FLOAT_INT;
-        case DT_BASIC_DOUBLE: return MPI_DOUBLE_INT;
-        case DT_BASIC_LONG: return MPI_LONG_INT;
-        case DT_BASIC_SHORT: return MPI_SHORT_INT;
-        case DT_BASIC_INT: return MPI_2INT;
-        case DT_BASIC_LONG_DOUBLE: return MPI_LONG_DOUBLE_INT;
-        default: return NULL;
-        }
-    default:
-        return NULL;
-    }
-}
-
 MPI_Datatype op_element_type(MPI_Datatype t)
 {
-    if (t->predefined)
-        return t->basic == DT_BASIC_MARKER ? NULL : t;
-    MPI_Datatype e = basic_type(t->basic, t->pair_value);
+    /* `uniform`: the predefined type all of t's basic elements are (pair
+     * types count as one), NULL for mixed types and markers. */
+    MPI_Datatype e = t->uniform;
     if (e == NULL || e->size == 0 || t->size % e->size != 0)
         return NULL;
     return e;

@@ -86,6 +86,7 @@ static int recv_request_create(const char *where, void *buf, int count, MPI_Data
         return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate a request");
     req->persistent = persistent;
     req->comm = c;
+    comm_retain(c);     /* the request may outlive MPI_Comm_free */
     req->buf = buf;
     req->count = count;
     req->type = type;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../comm/comm.h"
 #include "../datatype/datatype.h"
 #include "pt2pt.h"
 
@@ -69,6 +70,8 @@ void request_free(struct rank *self, struct strand_request *req)
 {
     if (req->type != MPI_DATATYPE_NULL && req->kind != REQUEST_GENERALIZED)
         dt_release(req->type);
+    if (req->comm != NULL)
+        comm_release(req->comm);
     struct request_pool *pool = &self->pt2pt.requests;
     lite_lock(&pool->lock);
     req->next = pool->free;

@@ -82,6 +82,7 @@ static int send_request_create(const char *where, enum send_mode mode, const voi
     req->mode = (uint8_t)mode;
     req->persistent = persistent;
     req->comm = c;
+    comm_retain(c);     /* the request may outlive MPI_Comm_free */
     req->buf = (void *)buf;
     req->count = count;
     req->type = type;

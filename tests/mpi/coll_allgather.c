@@ -17,7 +17,7 @@ int main(int argc, char **argv)
         displs[r] = total + 1;                /* with a gap before each block */
         total += counts[r] + 1;
     }
-    for (int count = 0; count <= 300; count += 100) {
+    for (int count = 0; count <= (size <= 64 ? 300 : 20); count += size <= 64 ? 100 : 10) {
         double *mine = malloc(sizeof(double) * (size_t)(count + 4));
         double *all = malloc(sizeof(double) * (size_t)size * (size_t)(count + 4) + sizeof(double) * (size_t)total);
         for (int i = 0; i < count; i++)

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
     int *buf = malloc(sizeof(int) << 18);
     for (int c = 0; c < 4; c++) {
         int count = counts[c];
-        int roots = size > 8 && count > 1000 ? 3 : size;
+        int roots = size > 8 && count > 1000 ? 3 : size > 64 ? 64 : size;
         for (int k = 0; k < roots; k++) {
             int root = (k * 7) % size;
             for (int i = 0; i < count; i++)

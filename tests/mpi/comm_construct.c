@@ -71,6 +71,36 @@ static int test_dup(int wrank, int wsize)
     CHECK(errs, dup2 == MPI_COMM_NULL, "free sets MPI_COMM_NULL");
     MPI_Comm_free(&dup);
 
+    /* A receive still pending when every member has freed its
+     * communicator must not match messages of a communicator created later
+     * (which could reuse a recycled context id). */
+    if (wsize > 1) {
+        MPI_Comm pd, other, barrier;
+        MPI_Comm_dup(MPI_COMM_WORLD, &pd);
+        int got = -1, flag = 0;
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (wrank == 1)
+            MPI_Irecv(&got, 1, MPI_INT, 0, 21, pd, &req);
+        MPI_Comm_free(&pd);
+        MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &barrier);    /* all have freed pd */
+        MPI_Comm_free(&barrier);
+        MPI_Comm_dup(MPI_COMM_WORLD, &other);
+        if (wrank == 0) {
+            int v = 98;
+            MPI_Send(&v, 1, MPI_INT, 1, 21, other);
+        } else if (wrank == 1) {
+            int v = -1;
+            MPI_Recv(&v, 1, MPI_INT, 0, 21, other, MPI_STATUS_IGNORE);
+            CHECK(errs, v == 98 && got == -1, "message for the new comm went to the freed one (%d, %d)", v, got);
+            MPI_Status st;
+            MPI_Cancel(&req);
+            MPI_Wait(&req, &st);
+            MPI_Test_cancelled(&st, &flag);
+            CHECK(errs, flag, "pending receive on a freed communicator could not be cancelled");
+        }
+        MPI_Comm_free(&other);
+    }
+
     /* MPI_COMM_SELF dup */
     MPI_Comm selfdup;
     MPI_Comm_dup(MPI_COMM_SELF, &selfdup);
