@@ -95,6 +95,10 @@ void rank_destroy(struct rank *r);
 const char *error_class_name(int errclass);
 int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same for a window or file: `errhandler` is the object's handler,
+ * `handle` the object as the program holds it (given to a user handler). */
+int error_report_object(MPI_Errhandler errhandler, void *handle, int code, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 _Noreturn void error_fatal(const char *where, int code, const char *message);
 /* Checks that MPI is initialized and not finalized for the calling thread. */
 int error_check_initialized(const char *where);

@@ -193,6 +193,33 @@ _Noreturn void error_fatal(const char *where, int code, const char *message)
     strand_job_abort(1, line);
 }
 
+/* The one engine: applies handler `e` of the object `handle` (as the
+ * program holds it) to an error. */
+static int error_apply(MPI_Errhandler e, void *handle, int code, const char *where, const char *message)
+{
+    switch (e->kind) {
+    case ERRHANDLER_RETURN:
+        return code;
+    case ERRHANDLER_COMM: {
+        MPI_Comm comm = handle;
+        e->fn.comm(&comm, &code);
+        return code;
+    }
+    case ERRHANDLER_WIN: {
+        MPI_Win win = handle;
+        e->fn.win(&win, &code);
+        return code;
+    }
+    case ERRHANDLER_FILE: {
+        MPI_File file = handle;
+        e->fn.file(&file, &code);
+        return code;
+    }
+    default:
+        error_fatal(where, code, message);
+    }
+}
+
 int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ...)
 {
     char message[768];
@@ -206,19 +233,18 @@ int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ..
         c = comm_lookup(MPI_COMM_WORLD);
     if (c == NULL)
         error_fatal(where, code, message);
-    MPI_Errhandler e = c->errhandler;
-    switch (e->kind) {
-    case ERRHANDLER_RETURN:
-        return code;
-    case ERRHANDLER_COMM: {
-        /* The handler sees the communicator as the program holds it. */
-        MPI_Comm handle = c->public_handle;
-        e->fn.comm(&handle, &code);
-        return code;
-    }
-    default:
-        error_fatal(where, code, message);
-    }
+    /* The handler sees the communicator as the program holds it. */
+    return error_apply(c->errhandler, c->public_handle, code, where, message);
+}
+
+int error_report_object(MPI_Errhandler errhandler, void *handle, int code, const char *where, const char *fmt, ...)
+{
+    char message[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return error_apply(errhandler, handle, code, where, message);
 }
 
 int error_check_initialized(const char *where)

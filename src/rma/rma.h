@@ -1,0 +1,193 @@
+/* One-sided communication (DESIGN §9, MPI-2.2 chapter 11).
+ *
+ * A window is a shared `win_core` (every member's base, size and
+ * displacement unit, readable by all local ranks, and the atomic words of
+ * the three synchronization protocols) plus one `strand_win` handle per
+ * member rank (its error handler, name, attributes, and the state of its
+ * own epochs, which only it touches).
+ *
+ * Data operations to a local target are copies done at once by the
+ * origin, so an epoch's operations are complete when the call returns;
+ * synchronization only has to order them against the target's own loads
+ * and stores:
+ *  - fence: an epoch barrier over per-generation arrival counters;
+ *  - post/start/complete/wait: per-pair (target, origin) counters;
+ *  - lock/unlock: a fair reader-writer ticket lock per target.
+ * Waiters spin briefly, then sleep (rank_wait_until); whoever changes a
+ * word a rank may wait on wakes it. Operations reach the target through
+ * the target's `win_target_ops` table, so a remote target can get its
+ * own implementation behind the same calls. */
+#ifndef STRAND_RMA_H
+#define STRAND_RMA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/core.h"
+#include "../op/op.h"
+
+#define WIN_MAGIC 0x5357494eu        /* "SWIN" */
+
+/* Fence generations use a ring of arrival counters: a member may run this
+ * many fences ahead of the slowest (with MPI_MODE_NOPRECEDE) before it waits. */
+enum { FENCE_RING = 4 };
+
+struct strand_win;
+
+/* One data operation, as the origin described it. */
+struct rma_op {
+    void *origin;
+    int origin_count;
+    MPI_Datatype origin_type;
+    int target;                     /* rank in the window */
+    MPI_Aint offset;                /* bytes from the target's base */
+    int target_count;
+    MPI_Datatype target_type;
+    struct op_plan plan;            /* accumulate only */
+    bool exclusive;                 /* the origin holds an exclusive lock on the target */
+};
+
+/* How data reaches a target. Every member of a window in this node
+ * process uses `rma_local_ops` (direct memory). */
+struct win_target_ops {
+    int (*put)(struct strand_win *w, const struct rma_op *op);
+    int (*get)(struct strand_win *w, const struct rma_op *op);
+    int (*accumulate)(struct strand_win *w, const struct rma_op *op);
+};
+extern const struct win_target_ops rma_local_ops;
+
+typedef _Atomic(struct rank *) atomic_rank_ptr;
+
+/* Passive target: tickets are served in order; a reader lets the next
+ * ticket in at once, a writer waits until it is served and no reader
+ * holds the lock. `waiters[t % size]` is the rank holding ticket t that
+ * may be asleep (allocated on first contention). */
+struct win_lock {
+    _Alignas(64) atomic_uint next;  /* next ticket to hand out */
+    atomic_uint serving;            /* the ticket allowed in */
+    atomic_uint readers;            /* shared holders */
+    _Atomic(atomic_rank_ptr *) waiters;
+};
+
+/* Active target, one pair (this target, origin o): how many exposure
+ * epochs the target opened to o, and how many access epochs o closed. */
+struct pscw_pair {
+    atomic_uint posted;             /* written by the target */
+    atomic_uint completed;          /* written by the origin */
+};
+
+struct win_member {
+    _Alignas(64) char *base;
+    MPI_Aint size;
+    int disp_unit;
+    struct rank *rank;
+    const struct win_target_ops *ops;
+    atomic_uint fence_arrived;      /* last fence generation this member reached */
+    atomic_int fence_assert[FENCE_RING];    /* its assert at generation k, in [k % FENCE_RING] */
+    _Atomic(struct pscw_pair *) pscw;   /* pairs with every origin (allocated on first use) */
+    struct win_lock lock;
+};
+
+/* A member's position in the window, for translating groups. */
+struct win_index_entry {
+    struct rank *rank;
+    int index;
+};
+
+struct win_core {
+    int size;
+    struct win_member *members;
+    struct rank **ranks;            /* window rank -> rank (MPI_Win_get_group) */
+    struct win_index_entry *index;  /* sorted by rank pointer */
+    atomic_int refs;                /* member handles */
+    atomic_int create_error;        /* MPI_Win_create: the first member's error class */
+    _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
+    _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
+};
+
+/* What the calling rank knows about each target of its window. */
+enum {
+    TS_ACCESS = 1,                  /* in the current start group */
+    TS_POSTED = 2,                  /* ... and its post was seen (or NOCHECK) */
+    TS_LOCK_SHARED = 4,
+    TS_LOCK_EXCLUSIVE = 8,
+    TS_LOCK_NOCHECK = 16,           /* locked with MPI_MODE_NOCHECK: nothing to release */
+};
+#define TS_LOCKED (TS_LOCK_SHARED | TS_LOCK_EXCLUSIVE)
+
+enum fence_state {
+    FENCE_CLOSED,                   /* no fence epoch: before the first fence, after NOSUCCEED, or another epoch began */
+    FENCE_OPEN,                     /* every member's arrival at the last fence is known */
+    FENCE_OPEN_UNSYNCED,            /* NOPRECEDE: check each target's arrival on first use */
+};
+
+struct strand_win {
+    uint32_t magic;
+    struct rank *owner;
+    struct win_core *core;
+    int rank;                       /* the owner's rank in the window */
+    MPI_Errhandler errhandler;
+    struct attribute *attrs;
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Aint attr_size;             /* storage for MPI_WIN_SIZE / MPI_WIN_DISP_UNIT */
+    int attr_disp_unit;
+    /* Epochs of the owner. */
+    unsigned fence_gen;
+    enum fence_state fence;
+    bool fence_ops;                 /* RMA calls since the last fence */
+    bool access_active;             /* between start and complete */
+    bool expose_active;             /* between post and wait/test */
+    int access_size, expose_size;
+    int *access_group;              /* window ranks (allocated on first use, `size` entries) */
+    int *expose_group;
+    int locks_held;
+    uint8_t *target_state;          /* TS_* per target */
+};
+
+/* NULL unless `win` is a live window handle of the calling rank. */
+static inline struct strand_win *win_lookup(MPI_Win win)
+{
+    if (win == MPI_WIN_NULL || strand_self == NULL || win->magic != WIN_MAGIC || win->owner != strand_self)
+        return NULL;
+    return win;
+}
+
+/* Checks initialization and the handle; reports MPI_ERR_WIN otherwise. */
+struct strand_win *win_checked(MPI_Win win, const char *where, int *rc);
+
+#define win_error(w, code, where, ...) error_report_object((w)->errhandler, (w), (code), (where), __VA_ARGS__)
+
+/* Wakes every member that sleeps (the caller changed a word they may wait on). */
+void win_wake_members(struct win_core *core);
+
+/* Waits until *word has reached `want` (counters wrap: compared as a
+ * signed difference); acquires what was released with the update. */
+void win_wait_counter(atomic_uint *word, unsigned want);
+
+/* The window rank of a rank (MPI_UNDEFINED for non-members). */
+int win_rank_of(const struct win_core *core, const struct rank *r);
+
+/* --- synchronization (fence.c, pscw.c, lock.c) */
+/* One fence generation (`*gen` is the member's count, advanced here):
+ * arrive, and if `wait` wait until every member has arrived. */
+void fence_pass_core(struct win_core *core, int rank, unsigned *gen, bool wait);
+static inline void fence_pass(struct strand_win *w, bool wait)
+{
+    fence_pass_core(w->core, w->rank, &w->fence_gen, wait);
+}
+/* Before the first operation on `target` in a NOPRECEDE fence epoch. */
+void fence_await_target(struct strand_win *w, int target);
+/* The assert `target` gave to the fence that opened the current epoch. */
+int fence_target_assert(struct strand_win *w, int target);
+/* Before the first operation on `target` in an access epoch. */
+int pscw_await_post(struct strand_win *w, int target);
+int lock_acquire(struct strand_win *w, int target, bool exclusive);
+void lock_release(struct strand_win *w, int target, bool exclusive);
+
+/* --- accumulate (accumulate.c) */
+/* dst[i] = src[i] op dst[i] for `n` elements of the plan's element type,
+ * each element atomic with respect to other accumulates unless `exclusive`. */
+void acc_apply(const struct op_plan *plan, void *dst, const void *src, size_t n, bool exclusive);
+
+#endif

@@ -1,0 +1,419 @@
+/* Windows: creation and freeing (collective), the window's group, name,
+ * attributes and error handler. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../comm/attr.h"
+#include "../comm/comm.h"
+#include "../comm/info.h"
+#include "../core/errhandler.h"
+#include "rma.h"
+
+struct strand_win *win_checked(MPI_Win win, const char *where, int *rc)
+{
+    *rc = error_check_initialized(where);
+    if (*rc != MPI_SUCCESS)
+        return NULL;
+    struct strand_win *w = win_lookup(win);
+    if (w == NULL)
+        *rc = error_report(MPI_COMM_WORLD, MPI_ERR_WIN, where, "invalid window");
+    return w;
+}
+
+void win_wake_members(struct win_core *core)
+{
+    /* One fence for all members: pairs with each sleeper's increment of
+     * `sleepers` before its last check (as in rank_wake). */
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; i < core->size; i++) {
+        struct rank *r = core->members[i].rank;
+        if (r != strand_self && atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
+            rank_wake_slow(r);
+    }
+}
+
+struct counter_wait {
+    atomic_uint *word;
+    unsigned want;
+};
+
+static bool counter_reached(void *arg)
+{
+    const struct counter_wait *c = arg;
+    return (int)(atomic_load_explicit(c->word, memory_order_acquire) - c->want) >= 0;
+}
+
+void win_wait_counter(atomic_uint *word, unsigned want)
+{
+    struct counter_wait c = { word, want };
+    if (!counter_reached(&c))
+        rank_wait_until(strand_self, counter_reached, &c);
+}
+
+static int index_compare(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct win_index_entry *)a)->rank;
+    uintptr_t y = (uintptr_t)((const struct win_index_entry *)b)->rank;
+    return x < y ? -1 : x > y;
+}
+
+int win_rank_of(const struct win_core *core, const struct rank *r)
+{
+    struct win_index_entry key = { (struct rank *)r, 0 };
+    const struct win_index_entry *e = bsearch(&key, core->index, (size_t)core->size, sizeof key, index_compare);
+    return e != NULL ? e->index : MPI_UNDEFINED;
+}
+
+/* --- the shared core */
+
+static void core_free(struct win_core *core)
+{
+    for (int i = 0; i < core->size; i++) {
+        free(atomic_load_explicit(&core->members[i].pscw, memory_order_relaxed));
+        free(atomic_load_explicit(&core->members[i].lock.waiters, memory_order_relaxed));
+    }
+    free(core->index);
+    free(core->ranks);
+    free(core->members);
+    free(core);
+}
+
+static struct win_core *core_create(struct rank **ranks, int n)
+{
+    struct win_core *core = aligned_alloc(64, (sizeof *core + 63) / 64 * 64);
+    if (core == NULL)
+        return NULL;
+    memset(core, 0, sizeof *core);
+    core->size = n;
+    core->members = aligned_alloc(64, (size_t)n * sizeof *core->members);
+    core->ranks = malloc((size_t)n * sizeof *core->ranks);
+    core->index = malloc((size_t)n * sizeof *core->index);
+    if (core->members == NULL || core->ranks == NULL || core->index == NULL) {
+        free(core->index);
+        free(core->ranks);
+        free(core->members);
+        free(core);
+        return NULL;
+    }
+    memset(core->members, 0, (size_t)n * sizeof *core->members);
+    for (int i = 0; i < n; i++) {
+        core->ranks[i] = ranks[i];
+        core->members[i].rank = ranks[i];
+        core->members[i].ops = &rma_local_ops;
+        core->index[i] = (struct win_index_entry){ ranks[i], i };
+    }
+    qsort(core->index, (size_t)n, sizeof *core->index, index_compare);
+    atomic_store(&core->refs, n);
+    return core;
+}
+
+static void core_release(struct win_core *core)
+{
+    if (atomic_fetch_sub_explicit(&core->refs, 1, memory_order_acq_rel) == 1)
+        core_free(core);
+}
+
+/* --- handles */
+
+static struct strand_win *handle_create(struct win_core *core, int rank)
+{
+    struct strand_win *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    w->target_state = calloc((size_t)core->size, 1);
+    if (w->target_state == NULL) {
+        free(w);
+        return NULL;
+    }
+    w->magic = WIN_MAGIC;
+    w->owner = strand_self;
+    w->core = core;
+    w->rank = rank;
+    w->errhandler = MPI_ERRORS_ARE_FATAL;
+    w->fence = FENCE_CLOSED;
+    return w;
+}
+
+static void handle_destroy(struct strand_win *w)
+{
+    if (w == NULL)
+        return;
+    errhandler_release(w->errhandler);
+    w->magic = 0;
+    free(w->access_group);
+    free(w->expose_group);
+    free(w->target_state);
+    free(w);
+}
+
+static int create_check(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Win *win, const char **why)
+{
+    if (win == NULL) {
+        *why = "win must not be NULL";
+        return MPI_ERR_ARG;
+    }
+    if (size < 0) {
+        *why = "the window size must not be negative";
+        return MPI_ERR_SIZE;
+    }
+    if (disp_unit <= 0) {
+        *why = "disp_unit must be positive";
+        return MPI_ERR_ARG;
+    }
+    if (base == NULL && size > 0) {
+        *why = "a window of positive size needs a base address";
+        return MPI_ERR_BASE;
+    }
+    if (info != MPI_INFO_NULL && info_lookup(info) == NULL) {
+        *why = "invalid info object";
+        return MPI_ERR_INFO;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    const char *where = "MPI_Win_create";
+    int rc;
+    struct strand_comm *c = comm_checked(comm, where, &rc);
+    if (c == NULL)
+        return rc;
+    if (c->core->is_inter)
+        return error_report(comm, MPI_ERR_COMM, where, "windows need an intracommunicator");
+    const char *why = NULL;
+    int local_error = create_check(base, size, disp_unit, info, win, &why);
+
+    /* Member 0 builds the core; every member then fills in its own entry,
+     * and a fence generation makes all entries visible to all. A member
+     * with bad arguments still takes part, so that nobody hangs: all fail. */
+    struct win_core *core = NULL;
+    if (c->rank == 0)
+        core = core_create(c->core->local_members, comm_local_size(c));
+    rc = PMPI_Bcast(&core, (int)sizeof core, MPI_BYTE, 0, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (core == NULL)
+        return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate the window");
+    struct win_member *me = &core->members[c->rank];
+    me->base = local_error ? NULL : base;
+    me->size = local_error ? 0 : size;
+    me->disp_unit = local_error ? 1 : disp_unit;
+    struct strand_win *w = local_error ? NULL : handle_create(core, c->rank);
+    if (local_error == MPI_SUCCESS && w == NULL) {
+        local_error = MPI_ERR_NO_MEM;
+        why = "cannot allocate the window handle";
+    }
+    if (local_error != MPI_SUCCESS) {
+        int none = MPI_SUCCESS;
+        atomic_compare_exchange_strong(&core->create_error, &none, local_error);
+    }
+    unsigned gen = 0;
+    fence_pass_core(core, c->rank, &gen, true);
+    int error = atomic_load_explicit(&core->create_error, memory_order_relaxed);
+    if (error != MPI_SUCCESS) {
+        handle_destroy(w);
+        core_release(core);
+        if (local_error != MPI_SUCCESS)
+            return error_report(comm, local_error, where, "%s", why);
+        return error_report(comm, error, where, "another member of the communicator passed invalid arguments");
+    }
+    w->fence_gen = gen;
+    *win = w;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_create);
+
+int PMPI_Win_free(MPI_Win *win)
+{
+    const char *where = "MPI_Win_free";
+    int rc = error_check_initialized(where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (win == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "win must not be NULL");
+    struct strand_win *w = win_checked(*win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (w->locks_held > 0 || w->access_active || w->expose_active)
+        return win_error(w, MPI_ERR_RMA_SYNC, where, "an epoch is still open (%s)",
+                         w->locks_held > 0 ? "a lock is held" : w->access_active ? "MPI_Win_start without MPI_Win_complete"
+                                                                                  : "MPI_Win_post without MPI_Win_wait");
+    struct attr_host host = { ATTR_WIN, w, &w->attrs };
+    rc = attr_delete_all(&host);
+    if (rc != MPI_SUCCESS)
+        return win_error(w, rc, where, "an attribute delete callback failed with code %d", rc);
+    /* Everyone's operations on every member's memory are done once all
+     * members are here (this also completes a fence epoch left open). */
+    fence_pass(w, true);
+    struct win_core *core = w->core;
+    handle_destroy(w);
+    core_release(core);
+    *win = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_free);
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    const char *where = "MPI_Win_get_group";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (group == NULL)
+        return win_error(w, MPI_ERR_ARG, where, "group must not be NULL");
+    struct strand_group *g = group_from_members(w->core->ranks, w->core->size);
+    if (g == NULL)
+        return win_error(w, MPI_ERR_NO_MEM, where, "cannot allocate the group");
+    *group = g;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_get_group);
+
+/* --- names */
+
+int PMPI_Win_set_name(MPI_Win win, char *win_name)
+{
+    const char *where = "MPI_Win_set_name";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (win_name == NULL)
+        return win_error(w, MPI_ERR_ARG, where, "win_name must not be NULL");
+    snprintf(w->name, sizeof w->name, "%s", win_name);
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_set_name);
+
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+{
+    const char *where = "MPI_Win_get_name";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (win_name == NULL || resultlen == NULL)
+        return win_error(w, MPI_ERR_ARG, where, "win_name and resultlen must not be NULL");
+    size_t n = strnlen(w->name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(win_name, w->name, n);
+    win_name[n] = '\0';
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_get_name);
+
+/* --- attributes: user keyvals through the shared engine; the three
+ * predefined ones describe the calling rank's own memory. */
+
+static bool predefined_attr(struct strand_win *w, int keyval, void *value)
+{
+    const struct win_member *me = &w->core->members[w->rank];
+    switch (keyval) {
+    case MPI_WIN_BASE:
+        *(void **)value = me->base;
+        return true;
+    case MPI_WIN_SIZE:
+        w->attr_size = me->size;
+        *(MPI_Aint **)value = &w->attr_size;
+        return true;
+    case MPI_WIN_DISP_UNIT:
+        w->attr_disp_unit = me->disp_unit;
+        *(int **)value = &w->attr_disp_unit;
+        return true;
+    default:
+        return false;
+    }
+}
+
+enum win_attr_op { WIN_ATTR_SET, WIN_ATTR_GET, WIN_ATTR_DELETE };
+
+static int win_attr_call(const char *where, enum win_attr_op op, MPI_Win win, int keyval, void *value, int *flag)
+{
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (op == WIN_ATTR_GET && (value == NULL || flag == NULL))
+        return win_error(w, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
+    if (op == WIN_ATTR_GET && predefined_attr(w, keyval, value)) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    struct attr_host host = { ATTR_WIN, w, &w->attrs };
+    switch (op) {
+    case WIN_ATTR_SET: rc = attr_set(&host, keyval, value); break;
+    case WIN_ATTR_GET: rc = attr_get(&host, keyval, value, flag); break;
+    case WIN_ATTR_DELETE: rc = attr_delete(&host, keyval); break;
+    }
+    if (rc == MPI_ERR_KEYVAL)
+        return win_error(w, rc, where, "invalid window keyval %d", keyval);
+    if (rc != MPI_SUCCESS)
+        return win_error(w, rc, where, "an attribute callback failed with code %d", rc);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    return win_attr_call("MPI_Win_set_attr", WIN_ATTR_SET, win, win_keyval, attribute_val, NULL);
+}
+STRAND_MPI_ALIAS(MPI_Win_set_attr);
+
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    return win_attr_call("MPI_Win_get_attr", WIN_ATTR_GET, win, win_keyval, attribute_val, flag);
+}
+STRAND_MPI_ALIAS(MPI_Win_get_attr);
+
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    return win_attr_call("MPI_Win_delete_attr", WIN_ATTR_DELETE, win, win_keyval, NULL, NULL);
+}
+STRAND_MPI_ALIAS(MPI_Win_delete_attr);
+
+/* --- error handlers */
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    const char *where = "MPI_Win_set_errhandler";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (!errhandler_valid_for(errhandler, ERRHANDLER_WIN))
+        return win_error(w, MPI_ERR_ARG, where, "not an error handler for windows");
+    errhandler_retain(errhandler);
+    errhandler_release(w->errhandler);
+    w->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_set_errhandler);
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    const char *where = "MPI_Win_get_errhandler";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    if (errhandler == NULL)
+        return win_error(w, MPI_ERR_ARG, where, "errhandler must not be NULL");
+    errhandler_retain(w->errhandler);
+    *errhandler = w->errhandler;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Win_get_errhandler);
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    const char *where = "MPI_Win_call_errhandler";
+    int rc;
+    struct strand_win *w = win_checked(win, where, &rc);
+    if (w == NULL)
+        return rc;
+    rc = win_error(w, errorcode, where, "error raised by the program");
+    /* A user handler that returns has handled it (as MPI_Comm_call_errhandler). */
+    return w->errhandler->kind == ERRHANDLER_WIN ? MPI_SUCCESS : rc;
+}
+STRAND_MPI_ALIAS(MPI_Win_call_errhandler);
