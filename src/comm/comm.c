@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/quarantine.h"
 #include "../core/errhandler.h"
 #include "../datatype/datatype.h"
 #include "../topo/topo.h"
@@ -135,7 +136,7 @@ void comm_release(struct strand_comm *c)
     if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
         return;
     comm_core_release(c->core);
-    free(c);
+    quarantine_free(c);
 }
 
 struct strand_comm *comm_checked(MPI_Comm comm, const char *where, int *rc)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/quarantine.h"
 #include "comm.h"
 
 STRAND_EXPORT struct strand_group strand_group_empty = {
@@ -55,7 +56,7 @@ void group_destroy(struct strand_group *g)
     if (g == NULL || g->predefined)
         return;
     handle_magic_clear(&g->magic);
-    free(g);
+    quarantine_free(g);
 }
 
 /* --- rank -> position map: open addressing, at most half full */

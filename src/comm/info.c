@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/quarantine.h"
 #include "comm.h"
 #include "info.h"
 
@@ -106,7 +107,7 @@ static void info_destroy(struct strand_info *info)
         free(e);
     }
     handle_magic_clear(&info->magic);
-    free(info);
+    quarantine_free(info);
 }
 
 const char *info_value(MPI_Info info, const char *key)

@@ -1,0 +1,753 @@
+/* Per-rank program copies: DESIGN §4.
+ *
+ * program_image_open reads the program once into a sealed memfd (the master)
+ * and checks it.  program_image_load_copy writes the bytes the dynamic loader
+ * needs into a fresh memfd, dlopens it through /proc/self/fd, then
+ *   - re-maps the copy's read-only segments (headers, text, rodata) from the
+ *     master, so every copy shares those pages;
+ *   - makes sure no page of its writable segments still maps the copy's
+ *     file (pages the relocations did not write are copied on write, or for
+ *     read-only RELRO pages, mapped from the master too);
+ *   - punches the whole memfd empty and closes it.
+ * What stays per copy: the writable pages and the loader's bookkeeping. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "image.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define NATIVE_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_MACHINE EM_AARCH64
+#else
+#error "privatize/image.c: add this architecture's ELF machine number"
+#endif
+
+#if __ELF_NATIVE_CLASS == 64
+#define NATIVE_CLASS ELFCLASS64
+#define ELF_ST_BIND ELF64_ST_BIND
+#else
+#define NATIVE_CLASS ELFCLASS32
+#define ELF_ST_BIND ELF32_ST_BIND
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NATIVE_DATA ELFDATA2LSB
+#else
+#define NATIVE_DATA ELFDATA2MSB
+#endif
+
+/* glibc's ld.so reads this many bytes of a file's head in one go. */
+#define LOADER_HEAD_BYTES 832
+
+struct program_image {
+    char *path;
+    int master_fd;
+    const unsigned char *bytes; /* the master, mapped read-only */
+    size_t size;
+    const ElfW(Phdr) *phdrs;
+    size_t phnum;
+    uintptr_t relro_start, relro_end; /* page-rounded as ld.so protects it */
+    ElfW(Addr) fini_array;
+    size_t fini_array_count;
+    int static_tls;       /* DF_STATIC_TLS: initial-exec TLS */
+    int unique_symbols;   /* STB_GNU_UNIQUE definitions */
+    int text_relocations; /* DT_TEXTREL: ld.so writes into "read-only" pages */
+    int pagemap_fd;       /* /proc/self/pagemap, or -1 */
+    pthread_mutex_t load_lock;
+    unsigned long copies_loaded;
+};
+
+/* Serial numbers that make every copy's path string unique (see copy_path). */
+static atomic_ulong copy_serial;
+/* Copies loaded and not unloaded, of all images. */
+static atomic_ulong live_copies;
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+static uintptr_t page_down(uintptr_t x) { return x & ~(uintptr_t)(page_size() - 1); }
+static uintptr_t page_up(uintptr_t x) { return page_down(x + page_size() - 1); }
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ---- vm.max_map_count (trap 7) ---------------------------------------- */
+
+/* These run when mmap has just failed: plain read(2) into stack buffers,
+ * nothing that could need a new mapping. */
+static long read_long_from(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strtol(buf, NULL, 10);
+}
+
+static long count_memory_mappings(void)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    char buf[16384];
+    long lines = 0;
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+    close(fd);
+    return lines;
+}
+
+size_t privatize_map_count_note(char *buf, size_t len)
+{
+    /* Each rank costs about 8 mappings (its copy's segments, its stack and
+     * guard page); within this margin of the limit, ENOMEM is the limit. */
+    const long margin = 256;
+    long limit = read_long_from("/proc/sys/vm/max_map_count");
+    long used = count_memory_mappings();
+    int n = 0;
+    if (len > 0)
+        buf[0] = '\0';
+    if (limit > 0 && used >= 0 && used + margin >= limit && len > 0)
+        n = snprintf(buf, len,
+                     "the process has %ld memory mappings and the kernel allows %ld "
+                     "(vm.max_map_count); each rank needs about 8, so raise the limit, "
+                     "e.g. sysctl -w vm.max_map_count=%ld",
+                     used, limit, limit < 262144 ? 262144L : 4 * limit);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static int fail_with_map_note(char *err, size_t errlen, const char *what)
+{
+    char note[256];
+    if (privatize_map_count_note(note, sizeof note) > 0)
+        return fail(err, errlen, "%s; %s", what, note);
+    return fail(err, errlen, "%s", what);
+}
+
+/* ---- reading and checking the program --------------------------------- */
+
+static int copy_file_into(int from, int to, const char *path, char *err, size_t errlen)
+{
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(from, buf, sizeof buf)) > 0) {
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = write(to, buf + done, (size_t)(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return fail(err, errlen, "cannot copy %s into memory: %s", path,
+                            strerror(errno));
+            done += w;
+        }
+    }
+    if (n < 0)
+        return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* Reads path into a sealed memfd: later changes to the file on disk (a
+ * rebuild while the job runs) cannot reach the shared code pages. */
+static int read_master(struct program_image *img, const char *path, char *err, size_t errlen)
+{
+    int src = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (src < 0)
+        return fail(err, errlen, "cannot open %s: %s", img->path, strerror(errno));
+    img->master_fd = memfd_create("strand-master", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (img->master_fd < 0) {
+        close(src);
+        return fail(err, errlen, "memfd_create failed: %s", strerror(errno));
+    }
+    int rc = copy_file_into(src, img->master_fd, img->path, err, errlen);
+    close(src);
+    if (rc != 0)
+        return rc;
+    if (fstat(img->master_fd, &st) != 0)
+        return fail(err, errlen, "fstat of the master copy failed: %s", strerror(errno));
+    img->size = (size_t)st.st_size;
+    if (img->size < sizeof(ElfW(Ehdr)))
+        return fail(err, errlen, "%s is not an ELF file (too short)", img->path);
+    fcntl(img->master_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    void *map = mmap(NULL, img->size, PROT_READ, MAP_SHARED, img->master_fd, 0);
+    if (map == MAP_FAILED)
+        return fail_with_map_note(err, errlen, "cannot map the master copy of the program");
+    img->bytes = map;
+    return 0;
+}
+
+static int range_in_file(const struct program_image *img, uint64_t offset, uint64_t length)
+{
+    return offset <= img->size && length <= img->size - offset;
+}
+
+static int check_elf_header(struct program_image *img, char *err, size_t errlen)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img->bytes;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+        return fail(err, errlen, "%s is not an ELF file", img->path);
+    if (eh->e_ident[EI_CLASS] != NATIVE_CLASS || eh->e_ident[EI_DATA] != NATIVE_DATA ||
+        eh->e_machine != NATIVE_MACHINE)
+        return fail(err, errlen, "%s is built for another kind of machine", img->path);
+    if (eh->e_type == ET_EXEC)
+        return fail(err, errlen,
+                    "%s is a position-dependent executable, not a Strand program: "
+                    "build it with Strand's mpicc, which links programs as shared objects "
+                    "so that each rank can get its own copy",
+                    img->path);
+    if (eh->e_type != ET_DYN)
+        return fail(err, errlen, "%s is not an executable or shared object (ELF type %u)",
+                    img->path, (unsigned)eh->e_type);
+    if (eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+        !range_in_file(img, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr))) ||
+        eh->e_phoff % _Alignof(ElfW(Phdr)) != 0)
+        return fail(err, errlen, "%s has a damaged program header table", img->path);
+    img->phdrs = (const ElfW(Phdr) *)(img->bytes + eh->e_phoff);
+    img->phnum = eh->e_phnum;
+    return 0;
+}
+
+static int read_dynamic_section(struct program_image *img, const ElfW(Phdr) *dyn, char *err,
+                                size_t errlen)
+{
+    int pie = 0;
+    if (!range_in_file(img, dyn->p_offset, dyn->p_filesz) ||
+        dyn->p_offset % _Alignof(ElfW(Dyn)) != 0)
+        return fail(err, errlen, "%s has a damaged dynamic section", img->path);
+    const ElfW(Dyn) *d = (const ElfW(Dyn) *)(img->bytes + dyn->p_offset);
+    size_t n = dyn->p_filesz / sizeof *d;
+    for (size_t i = 0; i < n && d[i].d_tag != DT_NULL; i++) {
+        switch (d[i].d_tag) {
+        case DT_FLAGS:
+            img->static_tls |= (d[i].d_un.d_val & DF_STATIC_TLS) != 0;
+            img->text_relocations |= (d[i].d_un.d_val & DF_TEXTREL) != 0;
+            break;
+        case DT_FLAGS_1:
+            pie |= (d[i].d_un.d_val & DF_1_PIE) != 0;
+            break;
+        case DT_TEXTREL:
+            img->text_relocations = 1;
+            break;
+        case DT_FINI_ARRAY:
+            img->fini_array = d[i].d_un.d_ptr;
+            break;
+        case DT_FINI_ARRAYSZ:
+            img->fini_array_count = d[i].d_un.d_val / sizeof(ElfW(Addr));
+            break;
+        default:
+            break;
+        }
+    }
+    if (pie)
+        return fail(err, errlen,
+                    "%s is a position-independent executable (PIE), not a Strand program: "
+                    "glibc cannot load a PIE once per rank; build it with Strand's mpicc, "
+                    "which links programs as shared objects",
+                    img->path);
+    return 0;
+}
+
+/* STB_GNU_UNIQUE symbols (C++ inline and template statics, as g++ emits them)
+ * are bound once per process by glibc: every copy would use the first copy's
+ * object.  Found through the section headers; a stripped-of-sections file
+ * is not checked. */
+static void find_unique_symbols(struct program_image *img)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img->bytes;
+    if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+        !range_in_file(img, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr))) ||
+        eh->e_shoff % _Alignof(ElfW(Shdr)) != 0)
+        return;
+    const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(img->bytes + eh->e_shoff);
+    for (size_t s = 0; s < eh->e_shnum; s++) {
+        if (sh[s].sh_type != SHT_DYNSYM || !range_in_file(img, sh[s].sh_offset, sh[s].sh_size) ||
+            sh[s].sh_offset % _Alignof(ElfW(Sym)) != 0)
+            continue;
+        const ElfW(Sym) *sym = (const ElfW(Sym) *)(img->bytes + sh[s].sh_offset);
+        for (size_t i = 0; i < sh[s].sh_size / sizeof *sym; i++)
+            if (ELF_ST_BIND(sym[i].st_info) == STB_GNU_UNIQUE && sym[i].st_shndx != SHN_UNDEF)
+                img->unique_symbols = 1;
+    }
+}
+
+static int check_segments(struct program_image *img, char *err, size_t errlen)
+{
+    const ElfW(Phdr) *dynamic = NULL;
+    for (size_t i = 0; i < img->phnum; i++) {
+        const ElfW(Phdr) *ph = &img->phdrs[i];
+        if (ph->p_type == PT_DYNAMIC)
+            dynamic = ph;
+        else if (ph->p_type == PT_GNU_RELRO) {
+            img->relro_start = page_down(ph->p_vaddr);
+            img->relro_end = page_down(ph->p_vaddr + ph->p_memsz);
+        } else if (ph->p_type == PT_LOAD && !range_in_file(img, ph->p_offset, ph->p_filesz))
+            return fail(err, errlen, "%s is truncated (a segment lies past its end)", img->path);
+    }
+    if (dynamic == NULL)
+        return fail(err, errlen,
+                    "%s has no dynamic section (statically linked?): build it with Strand's "
+                    "mpicc",
+                    img->path);
+    return read_dynamic_section(img, dynamic, err, errlen);
+}
+
+/* The name messages use: for /proc/self/exe, the file it links to. */
+static char *display_name(const char *path)
+{
+    char target[4096];
+    ssize_t n;
+    if (strcmp(path, "/proc/self/exe") == 0 &&
+        (n = readlink(path, target, sizeof target - 1)) > 0) {
+        target[n] = '\0';
+        return strdup(target);
+    }
+    return strdup(path);
+}
+
+int program_image_open(const char *path, struct program_image **out, char *err, size_t errlen)
+{
+    struct program_image *img = calloc(1, sizeof *img);
+    *out = NULL;
+    if (img == NULL)
+        return fail(err, errlen, "out of memory");
+    img->master_fd = -1;
+    img->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    img->path = display_name(path);
+    pthread_mutex_init(&img->load_lock, NULL);
+    if (img->path == NULL || read_master(img, path, err, errlen) != 0 ||
+        check_elf_header(img, err, errlen) != 0 || check_segments(img, err, errlen) != 0) {
+        if (img->path == NULL)
+            fail(err, errlen, "out of memory");
+        program_image_close(img);
+        return -1;
+    }
+    find_unique_symbols(img);
+    *out = img;
+    return 0;
+}
+
+void program_image_close(struct program_image *img)
+{
+    if (img == NULL)
+        return;
+    if (img->bytes != NULL)
+        munmap((void *)img->bytes, img->size);
+    if (img->master_fd >= 0)
+        close(img->master_fd);
+    if (img->pagemap_fd >= 0)
+        close(img->pagemap_fd);
+    pthread_mutex_destroy(&img->load_lock);
+    free(img->path);
+    free(img);
+}
+
+/* ---- loading a copy ---------------------------------------------------- */
+
+/* Refuses a second copy of programs that cannot have more than one. */
+static int check_copy_allowed(const struct program_image *img, char *err, size_t errlen)
+{
+    if (img->copies_loaded == 0)
+        return 0;
+    if (img->static_tls)
+        return fail(err, errlen,
+                    "%s was built with initial-exec TLS (DF_STATIC_TLS: __thread variables "
+                    "compiled without -fPIC, or -ftls-model=initial-exec): each copy takes "
+                    "part of glibc's small static TLS reserve, so it cannot run more than "
+                    "one rank per process; rebuild with mpicc (-fPIC)",
+                    img->path);
+    if (img->unique_symbols)
+        return fail(err, errlen,
+                    "%s defines STB_GNU_UNIQUE symbols (C++ inline or template statics), "
+                    "which glibc would share between all ranks; rebuild with mpicc, or add "
+                    "-fno-gnu-unique when compiling",
+                    img->path);
+    return 0;
+}
+
+static int write_all_at(int fd, const unsigned char *data, size_t len, off_t offset)
+{
+    while (len > 0) {
+        ssize_t w = pwrite(fd, data, len, offset);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        data += w;
+        len -= (size_t)w;
+        offset += w;
+    }
+    return 0;
+}
+
+/* Writes what ld.so reads or maps, in one go: the file up to the end of its
+ * last segment.  Section headers, symbol tables and debug info come after
+ * that and stay out. */
+static int write_copy_file(const struct program_image *img, int fd, char *err, size_t errlen)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img->bytes;
+    uint64_t end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
+    if (end < LOADER_HEAD_BYTES)
+        end = LOADER_HEAD_BYTES;
+    for (size_t i = 0; i < img->phnum; i++)
+        if (img->phdrs[i].p_offset + img->phdrs[i].p_filesz > end)
+            end = img->phdrs[i].p_offset + img->phdrs[i].p_filesz;
+    end = page_up(end);
+    if (end > img->size)
+        end = img->size;
+    if (write_all_at(fd, img->bytes, end, 0) == 0)
+        return 0;
+    if (errno == ENOMEM || errno == ENOSPC)
+        return fail(err, errlen, "no memory for a copy of %s (%zu bytes)", img->path, img->size);
+    return fail(err, errlen, "cannot write a copy of %s: %s", img->path, strerror(errno));
+}
+
+/* dlopen matches a requested path against the names of loaded objects
+ * before it opens anything (trap 1).  Once a copy's fd is closed its number
+ * is reused, so "/proc/PID/fd/N" alone would name an older copy.  The serial
+ * number is spelled into the path as a run of "/" (0) and "./" (1) after
+ * /proc/PID/: the kernel ignores them, dlopen sees a new name.  (PID, not
+ * "self": a debugger reading the name must not open its own fd N.) */
+static void copy_path(char *buf, size_t len, unsigned long serial, int fd)
+{
+    size_t n = (size_t)snprintf(buf, len, "/proc/%d/", (int)getpid());
+    int bit = (int)(sizeof serial * 8) - 1;
+    while (bit > 0 && !(serial >> bit & 1))
+        bit--;
+    for (; bit >= 0 && n + 8 < len; bit--)
+        n += (size_t)snprintf(buf + n, len - n, "%s", (serial >> bit & 1) ? "./" : "/");
+    snprintf(buf + n, len - n, "fd/%d", fd);
+}
+
+static int ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
+{
+    return a0 < b1 && b0 < a1;
+}
+
+static int page_is_writable_segment(const struct program_image *img, uintptr_t page)
+{
+    for (size_t i = 0; i < img->phnum; i++) {
+        const ElfW(Phdr) *ph = &img->phdrs[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) &&
+            ranges_overlap(page, page + page_size(), page_down(ph->p_vaddr),
+                           page_up(ph->p_vaddr + ph->p_memsz)))
+            return 1;
+    }
+    return 0;
+}
+
+static int segment_protection(const ElfW(Phdr) *ph)
+{
+    return ((ph->p_flags & PF_R) ? PROT_READ : 0) | ((ph->p_flags & PF_W) ? PROT_WRITE : 0) |
+           ((ph->p_flags & PF_X) ? PROT_EXEC : 0);
+}
+
+static int map_from_master(const struct program_image *img, uintptr_t base, uintptr_t from,
+                           uintptr_t to, uintptr_t file_offset, int prot)
+{
+    void *want = (void *)(base + from);
+    void *got = mmap(want, to - from, prot, MAP_PRIVATE | MAP_FIXED, img->master_fd,
+                     (off_t)file_offset);
+    return got == want ? 0 : -1;
+}
+
+/* Replaces the copy's mapping of one read-only segment with the master's,
+ * page run by page run, skipping pages a writable segment also uses. */
+static int share_segment(const struct program_image *img, uintptr_t base, const ElfW(Phdr) *ph)
+{
+    uintptr_t start = page_down(ph->p_vaddr), end = page_up(ph->p_vaddr + ph->p_filesz);
+    uintptr_t file_delta = page_down(ph->p_offset) - start;
+    uintptr_t run = start;
+    for (uintptr_t p = start; p <= end; p += page_size()) {
+        if (p < end && !page_is_writable_segment(img, p))
+            continue;
+        if (run < p &&
+            map_from_master(img, base, run, p, run + file_delta, segment_protection(ph)) != 0)
+            return -1;
+        run = p + page_size();
+    }
+    return 0;
+}
+
+/* Can the copy's read-only segments come from the master?  Not when ld.so
+ * writes to them (text relocations) or they have zero-filled tails. */
+static int read_only_segments_sharable(const struct program_image *img)
+{
+    if (img->text_relocations)
+        return 0;
+    for (size_t i = 0; i < img->phnum; i++) {
+        const ElfW(Phdr) *ph = &img->phdrs[i];
+        if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W) &&
+            (ph->p_memsz != ph->p_filesz || (ph->p_offset - ph->p_vaddr) % page_size() != 0))
+            return 0;
+    }
+    return 1;
+}
+
+static int share_read_only_segments(const struct program_image *img, uintptr_t base)
+{
+    for (size_t i = 0; i < img->phnum; i++) {
+        const ElfW(Phdr) *ph = &img->phdrs[i];
+        if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W) && share_segment(img, base, ph) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* An atomic add of zero writes the page (copy-on-write makes it the copy's
+ * own) without racing with a thread a constructor may have started. */
+static void touch_pages(uintptr_t from, uintptr_t to)
+{
+    for (uintptr_t p = from; p < to; p += page_size())
+        __atomic_fetch_add((unsigned char *)p, 0, __ATOMIC_RELAXED);
+}
+
+/* /proc/self/pagemap: one 64-bit entry per page (see the kernel's
+ * Documentation/admin-guide/mm/pagemap.rst). */
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_FILE_OR_SHARED (1ULL << 61)
+
+/* RELRO pages are read-only now.  ld.so's relocations have written (and so
+ * copied) nearly all of them; a page it did not write still holds the file's
+ * bytes, which are the master's: map that one from the master.  Without
+ * pagemap, open the pages for writing, touch them, and close them again. */
+static int own_relro_pages(const struct program_image *img, uintptr_t base, uintptr_t from,
+                           uintptr_t to, uintptr_t file_delta)
+{
+    uint64_t entry[256];
+    size_t n = 0;
+    if (img->pagemap_fd < 0) {
+        if (mprotect((void *)(base + from), to - from, PROT_READ | PROT_WRITE) != 0)
+            return -1;
+        touch_pages(base + from, base + to);
+        return mprotect((void *)(base + from), to - from, PROT_READ);
+    }
+    for (uintptr_t p = from; p < to; p += page_size(), n++) {
+        if (n % 256 == 0) {
+            size_t want = (to - p) / page_size() < 256 ? (to - p) / page_size() : 256;
+            off_t at = (off_t)((base + p) / page_size() * sizeof entry[0]);
+            if (pread(img->pagemap_fd, entry, want * sizeof entry[0], at) !=
+                (ssize_t)(want * sizeof entry[0]))
+                memset(entry, 0, sizeof entry); /* unknown: treat as not copied */
+        }
+        uint64_t e = entry[n % 256];
+        int copied = (e & PAGEMAP_PRESENT) && !(e & PAGEMAP_FILE_OR_SHARED);
+        if (!copied &&
+            map_from_master(img, base, p, p + page_size(), p + file_delta, PROT_READ) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Makes every file-backed page of the writable segments private to this
+ * copy or the master's, so that nothing maps the copy's memfd any more. */
+static int own_writable_pages(const struct program_image *img, uintptr_t base)
+{
+    for (size_t i = 0; i < img->phnum; i++) {
+        const ElfW(Phdr) *ph = &img->phdrs[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || ph->p_filesz == 0)
+            continue;
+        uintptr_t start = page_down(ph->p_vaddr), end = page_up(ph->p_vaddr + ph->p_filesz);
+        uintptr_t file_delta = page_down(ph->p_offset) - start;
+        uintptr_t rs = img->relro_start > start ? img->relro_start : start;
+        uintptr_t re = img->relro_end < end ? img->relro_end : end;
+        if (rs >= re) {
+            touch_pages(base + start, base + end);
+            continue;
+        }
+        touch_pages(base + start, base + rs);
+        touch_pages(base + re, base + end);
+        if (own_relro_pages(img, base, rs, re, file_delta) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* After loading: share read-only pages with the master and empty the
+ * copy's memfd.  A failure here leaves the copy unusable (its mappings may
+ * be half replaced): the caller must not run or unload it. */
+static int slim_copy(const struct program_image *img, uintptr_t base, int fd, char *err,
+                     size_t errlen)
+{
+    if (!read_only_segments_sharable(img))
+        return 0; /* correct, only larger */
+    if (share_read_only_segments(img, base) != 0 || own_writable_pages(img, base) != 0) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot re-map a copy of %s: %s", img->path,
+                 strerror(errno));
+        return fail_with_map_note(err, errlen, what);
+    }
+    /* The page cache of the copy's memfd now backs nothing.  An error here
+     * (a kernel without hole punching) costs memory, not correctness. */
+    (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)img->size);
+    return 0;
+}
+
+static int open_copy(struct program_image *img, const char *name, struct program_copy *out,
+                     char *err, size_t errlen)
+{
+    struct link_map *lm = NULL;
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        char what[1024];
+        snprintf(what, sizeof what, "cannot load a copy of %s: %s", img->path, dlerror());
+        return fail_with_map_note(err, errlen, what);
+    }
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || strcmp(lm->l_name, name) != 0) {
+        /* dlopen handed back an object it had already: never a private copy */
+        dlclose(handle);
+        return fail(err, errlen, "dlopen returned an already loaded object for a copy of %s",
+                    img->path);
+    }
+    out->handle = handle;
+    out->base = lm->l_addr;
+    /* strand_entry.o exports a pointer to main, which may itself be hidden;
+     * a shared object built without it must export main */
+    int (*const *entry_main)(int, char **, char **) = dlsym(handle, "strand_program_main");
+    if (entry_main != NULL)
+        out->main = *entry_main;
+    else
+        *(void **)&out->main = dlsym(handle, "main");
+    if (out->main == NULL) {
+        dlclose(handle);
+        return fail(err, errlen,
+                    "%s does not export main (was it linked with Strand's mpicc, and is "
+                    "main visible?)",
+                    img->path);
+    }
+    /* The loader's name for the copy is a closed fd; dladdr, backtraces and
+     * a debugger that attaches later should see the program instead.  The
+     * name dlopen matched stays in the loader's private alias list, so
+     * dlopen still tells copies apart.  dlclose frees l_name. */
+    char *program_name = strdup(img->path);
+    if (program_name != NULL) {
+        out->loader_name = lm->l_name;
+        lm->l_name = program_name;
+    }
+    return 0;
+}
+
+static int load_copy_locked(struct program_image *img, struct program_copy *out, char *err,
+                            size_t errlen)
+{
+    char name[256];
+    struct stat st;
+    if (check_copy_allowed(img, err, errlen) != 0)
+        return -1;
+    int fd = memfd_create("strand-copy", MFD_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, "memfd_create for a copy of %s failed: %s%s", img->path,
+                    strerror(errno),
+                    errno == EMFILE ? " (open file limit reached: raise ulimit -n)" : "");
+    int rc = write_copy_file(img, fd, err, errlen);
+    if (rc == 0) {
+        copy_path(name, sizeof name, atomic_fetch_add(&copy_serial, 1) + 1, fd);
+        /* the fd stays open until dlopen has mapped it (trap 1) */
+        rc = open_copy(img, name, out, err, errlen);
+    }
+    if (rc == 0) {
+        out->file_id = fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
+        out->image = img;
+        rc = slim_copy(img, out->base, fd, err, errlen);
+    }
+    close(fd);
+    if (rc == 0) {
+        img->copies_loaded++;
+        atomic_fetch_add(&live_copies, 1);
+    }
+    return rc;
+}
+
+int program_image_load_copy(struct program_image *img, struct program_copy *out, char *err,
+                            size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    /* One copy at a time: dlopen serializes anyway, and this bounds the
+     * memory held by not-yet-emptied copy files to one program's size. */
+    pthread_mutex_lock(&img->load_lock);
+    int rc = load_copy_locked(img, out, err, errlen);
+    pthread_mutex_unlock(&img->load_lock);
+    return rc;
+}
+
+size_t program_image_live_copies(void) { return atomic_load(&live_copies); }
+
+void program_image_unload_copy(struct program_copy *c)
+{
+    if (c->handle != NULL) {
+        dlclose(c->handle);
+        atomic_fetch_sub(&live_copies, 1);
+    }
+    free(c->loader_name); /* after dlclose: nobody can read it any more */
+    c->loader_name = NULL;
+    c->handle = NULL;
+    c->main = NULL;
+}
+
+/* ---- the kernel-loaded instance, finished copies ----------------------- */
+
+static void destructor_disarmed(void) {}
+
+void program_image_finish_copy(struct program_copy *c)
+{
+    const struct program_image *img = c->image;
+    char err[256];
+    if (img->fini_array == 0)
+        return;
+    /* what dlclose runs (glibc's _dl_call_fini): the array, last entry first;
+     * crtbegin's entry in it calls __cxa_finalize, which runs the atexit
+     * handlers registered by this copy */
+    void (*const *fini)(void) = (void (*const *)(void))(c->base + img->fini_array);
+    for (size_t i = img->fini_array_count; i-- > 0;)
+        fini[i]();
+    program_image_disarm_destructors(img, c->base, err, sizeof err);
+}
+
+int program_image_disarm_destructors(const struct program_image *img, uintptr_t base, char *err,
+                                     size_t errlen)
+{
+    if (img->fini_array == 0 || img->fini_array_count == 0)
+        return 0;
+    uintptr_t from = page_down(img->fini_array);
+    uintptr_t to = page_up(img->fini_array + img->fini_array_count * sizeof(ElfW(Addr)));
+    if (mprotect((void *)(base + from), to - from, PROT_READ | PROT_WRITE) != 0)
+        return fail(err, errlen, "cannot disarm the destructors of %s: %s", img->path,
+                    strerror(errno));
+    void (**entry)(void) = (void (**)(void))(base + img->fini_array);
+    for (size_t i = 0; i < img->fini_array_count; i++)
+        entry[i] = destructor_disarmed;
+    /* Give RELRO pages back their read-only protection; others stay writable. */
+    for (uintptr_t p = from; p < to; p += page_size())
+        if (p >= img->relro_start && p < img->relro_end)
+            mprotect((void *)(base + p), page_size(), PROT_READ);
+    return 0;
+}
