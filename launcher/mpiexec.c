@@ -55,6 +55,9 @@ static const char usage_text[] =
     "STRAND_UNIVERSE_SIZE; a program run without mpiexec reads the same variables\n"
     "(without them, it runs as one rank).\n"
     "\n"
+    "Time limit: with MPIEXEC_TIMEOUT=S in the environment, a job still running\n"
+    "after S seconds is killed and mpiexec exits with 124.\n"
+    "\n"
     "Exit status: the program's (the highest of its ranks'), or 128+N if signal\n"
     "N killed it; 127 if the program could not be started; 2 for bad options.\n";
 
@@ -205,6 +208,32 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 static volatile sig_atomic_t program_group;
 
+static volatile sig_atomic_t timed_out;
+
+/* MPIEXEC_TIMEOUT expired: end the whole job at once. */
+static void kill_on_timeout(int sig)
+{
+    (void)sig;
+    timed_out = 1;
+    if (program_group > 0)
+        kill(-program_group, SIGKILL);
+}
+
+static void arm_time_limit(void)
+{
+    const char *text = getenv("MPIEXEC_TIMEOUT");
+    if (text == NULL || *text == '\0')
+        return;
+    unsigned seconds = (unsigned)parse_count("MPIEXEC_TIMEOUT", text);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kill_on_timeout;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(seconds);
+}
+
 static void forward_signal(int sig)
 {
     if (program_group > 0)
@@ -297,6 +326,11 @@ static int wait_for_program(pid_t child, const char *name)
         break;
     }
     take_terminal_back();
+    if (timed_out) {
+        fprintf(stderr, "mpiexec: %s exceeded the time limit (MPIEXEC_TIMEOUT=%s s) and was killed\n",
+                name, getenv("MPIEXEC_TIMEOUT"));
+        return 124;
+    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     int sig = WTERMSIG(status);
@@ -324,6 +358,7 @@ static int run_program(char **argv)
     setpgid(child, child); /* also here: no race with a signal sent right away */
     program_group = child;
     give_terminal(child);
+    arm_time_limit();
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     close(report[1]);
     ssize_t n;

@@ -477,13 +477,17 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return error_report(comm, MPI_ERR_ARG, "MPI_Comm_create", "newcomm must not be NULL");
     *newcomm = MPI_COMM_NULL;
     struct strand_group *g = group_lookup(group);
-    /* Members of the group (which must be a subgroup of the caller's own
-     * group) split off with color 0, in group order. */
+    /* MPI-2.2 allows disjoint subgroups of an intracommunicator, one
+     * communicator each: members split off in group order, colored by the
+     * group's first member (the same for all members of one group, distinct
+     * between disjoint groups). On an intercommunicator each side passes one
+     * group of its own and both sides pair up under one color. The size
+     * check catches members that passed different groups. */
     struct build_request req = { .color = MPI_UNDEFINED, .expect_size = -1 };
     if (g == NULL) {
         req.error = MPI_ERR_GROUP;
     } else if (g->self_rank != MPI_UNDEFINED) {
-        req.color = 0;
+        req.color = c->core->is_inter ? 0 : g->members[0]->world_rank;
         req.key = g->self_rank;
         req.expect_size = g->size;
     }

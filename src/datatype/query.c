@@ -44,15 +44,16 @@ int dt_count_from_bytes(MPI_Datatype t, size_t bytes)
     return (int)(bytes / t->size);
 }
 
+/* MPI_DATATYPE_NULL is allowed: a request to MPI_PROC_NULL may carry it. */
 void dt_retain(MPI_Datatype t)
 {
-    if (!t->predefined)
+    if (t != MPI_DATATYPE_NULL && !t->predefined)
         atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
 }
 
 void dt_release(MPI_Datatype t)
 {
-    if (t->predefined)
+    if (t == MPI_DATATYPE_NULL || t->predefined)
         return;
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1)
         return;
