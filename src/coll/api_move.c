@@ -61,10 +61,22 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 }
 STRAND_MPI_ALIAS(MPI_Bcast);
 
-/* Gather and gatherv: `recv` is the root's block layout. */
-static int gather(const char *where, enum coll_kind kind, void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* Gather, gatherv, scatter, scatterv: one block per member on the member
+ * side, the root's indexed (or v) layout on the root side. For gathers the
+ * member side is the send buffer, for scatters the receive buffer. */
+struct rooted_sides {
+    void *member_buf;
+    int member_count;
+    MPI_Datatype member_type;
+    const char *member_name;     /* "sendbuf" or "recvbuf", for messages */
+    void *root_buf;
+    int root_count;              /* gather/scatter */
+    const int *root_counts;      /* the v variants */
+    const int *displs;
+    MPI_Datatype root_type;
+};
+
+static int rooted(const char *where, enum coll_kind kind, const struct rooted_sides *s, int root, MPI_Comm comm)
 {
     struct coll_ctx ctx;
     int rc = coll_check_comm(&ctx, comm, where);
@@ -73,93 +85,63 @@ static int gather(const char *where, enum coll_kind kind, void *sendbuf, int sen
     if (rc != MPI_SUCCESS)
         return rc;
     enum coll_role role = coll_role_of(&ctx, root);
-    struct coll_args args = { .kind = kind, .root = root, .send = side_none(), .recv = side_none() };
-    bool sends = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && sendbuf != MPI_IN_PLACE);
+    bool vector = kind == COLL_GATHERV || kind == COLL_SCATTERV;
+    struct coll_side member = side_none(), at_root = side_none();
+    bool member_moves = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && s->member_buf != MPI_IN_PLACE);
     if (role == ROLE_MEMBER || (role == ROLE_ROOT && ctx.inter))
-        rc = coll_no_in_place(&ctx, where, sendbuf, "sendbuf");
-    if (rc == MPI_SUCCESS && sends) {
-        rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
-        args.send = side_of(LAYOUT_SAME, sendbuf, sendcount, sendtype);
+        rc = coll_no_in_place(&ctx, where, s->member_buf, s->member_name);
+    if (rc == MPI_SUCCESS && member_moves) {
+        rc = coll_check_data(&ctx, where, s->member_buf, s->member_count, s->member_type);
+        member = side_of(LAYOUT_SAME, s->member_buf, s->member_count, s->member_type);
     }
     if (rc == MPI_SUCCESS && role == ROLE_ROOT) {
-        if (kind == COLL_GATHER) {
-            rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
-            args.recv = side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
+        if (!vector) {
+            rc = coll_check_data(&ctx, where, s->root_buf, s->root_count, s->root_type);
+            at_root = side_of(LAYOUT_INDEXED, s->root_buf, s->root_count, s->root_type);
         } else {
-            rc = coll_check_vector(&ctx, where, recvbuf, recvcounts, displs, ctx.peer_size, recvtype, NULL, false);
-            args.recv = side_v(recvbuf, recvcounts, displs, recvtype);
+            rc = coll_check_vector(&ctx, where, s->root_buf, s->root_counts, s->displs, ctx.peer_size,
+                                   s->root_type, NULL, false);
+            at_root = side_v(s->root_buf, s->root_counts, s->displs, s->root_type);
         }
     }
     if (rc != MPI_SUCCESS)
         return rc;
-    args.skip_self = sendbuf == MPI_IN_PLACE;
+    bool gathers = kind == COLL_GATHER || kind == COLL_GATHERV;
+    struct coll_args args = { .kind = kind, .root = root,
+                              .send = gathers ? member : at_root, .recv = gathers ? at_root : member,
+                              .skip_self = s->member_buf == MPI_IN_PLACE };
     return run(&ctx, &args, where);
 }
 
 int PMPI_Gather(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return gather("MPI_Gather", COLL_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
-                  recvtype, root, comm);
+    struct rooted_sides s = { sendbuf, sendcount, sendtype, "sendbuf", recvbuf, recvcount, NULL, NULL, recvtype };
+    return rooted("MPI_Gather", COLL_GATHER, &s, root, comm);
 }
 STRAND_MPI_ALIAS(MPI_Gather);
 
 int PMPI_Gatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcounts[],
                  int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return gather("MPI_Gatherv", COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
-                  recvtype, root, comm);
+    struct rooted_sides s = { sendbuf, sendcount, sendtype, "sendbuf", recvbuf, 0, recvcounts, displs, recvtype };
+    return rooted("MPI_Gatherv", COLL_GATHERV, &s, root, comm);
 }
 STRAND_MPI_ALIAS(MPI_Gatherv);
-
-/* Scatter and scatterv: `send` is the root's block layout. */
-static int scatter(const char *where, enum coll_kind kind, void *sendbuf, int sendcount, const int *sendcounts,
-                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    struct coll_ctx ctx;
-    int rc = coll_check_comm(&ctx, comm, where);
-    if (rc == MPI_SUCCESS)
-        rc = coll_check_root(&ctx, where, root);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    enum coll_role role = coll_role_of(&ctx, root);
-    struct coll_args args = { .kind = kind, .root = root, .send = side_none(), .recv = side_none() };
-    bool receives = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && recvbuf != MPI_IN_PLACE);
-    if (role == ROLE_MEMBER || (role == ROLE_ROOT && ctx.inter))
-        rc = coll_no_in_place(&ctx, where, recvbuf, "recvbuf");
-    if (rc == MPI_SUCCESS && receives) {
-        rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
-        args.recv = side_of(LAYOUT_SAME, recvbuf, recvcount, recvtype);
-    }
-    if (rc == MPI_SUCCESS && role == ROLE_ROOT) {
-        if (kind == COLL_SCATTER) {
-            rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
-            args.send = side_of(LAYOUT_INDEXED, sendbuf, sendcount, sendtype);
-        } else {
-            rc = coll_check_vector(&ctx, where, sendbuf, sendcounts, displs, ctx.peer_size, sendtype, NULL, false);
-            args.send = side_v(sendbuf, sendcounts, displs, sendtype);
-        }
-    }
-    if (rc != MPI_SUCCESS)
-        return rc;
-    args.skip_self = recvbuf == MPI_IN_PLACE;
-    return run(&ctx, &args, where);
-}
 
 int PMPI_Scatter(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatter("MPI_Scatter", COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm);
+    struct rooted_sides s = { recvbuf, recvcount, recvtype, "recvbuf", sendbuf, sendcount, NULL, NULL, sendtype };
+    return rooted("MPI_Scatter", COLL_SCATTER, &s, root, comm);
 }
 STRAND_MPI_ALIAS(MPI_Scatter);
 
 int PMPI_Scatterv(void *sendbuf, int sendcounts[], int displs[], MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatter("MPI_Scatterv", COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                   recvtype, root, comm);
+    struct rooted_sides s = { recvbuf, recvcount, recvtype, "recvbuf", sendbuf, 0, sendcounts, displs, sendtype };
+    return rooted("MPI_Scatterv", COLL_SCATTERV, &s, root, comm);
 }
 STRAND_MPI_ALIAS(MPI_Scatterv);
 
