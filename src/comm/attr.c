@@ -456,7 +456,15 @@ STRAND_MPI_ALIAS(MPI_Keyval_free);
 
 /* --- communicator attribute calls: one engine per operation */
 
-enum attr_op { ATTR_OP_SET, ATTR_OP_GET, ATTR_OP_DELETE };
+int attr_apply(const struct attr_host *h, enum attr_op op, int keyval, void *value, int *flag)
+{
+    switch (op) {
+    case ATTR_OP_SET: return attr_set(h, keyval, value);
+    case ATTR_OP_GET: return attr_get(h, keyval, value, flag);
+    case ATTR_OP_DELETE: return attr_delete(h, keyval);
+    }
+    return MPI_ERR_ARG;
+}
 
 static int attr_report(MPI_Comm comm, int rc, const char *where, int keyval)
 {
@@ -476,12 +484,7 @@ static int comm_attr_call(const char *where, enum attr_op op, MPI_Comm comm, int
     if (op == ATTR_OP_GET && (value == NULL || flag == NULL))
         return error_report(comm, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
     struct attr_host h = { ATTR_COMM, c->public_handle, &c->attrs };
-    switch (op) {
-    case ATTR_OP_SET: rc = attr_set(&h, keyval, value); break;
-    case ATTR_OP_GET: rc = attr_get(&h, keyval, value, flag); break;
-    case ATTR_OP_DELETE: rc = attr_delete(&h, keyval); break;
-    }
-    return attr_report(comm, rc, where, keyval);
+    return attr_report(comm, attr_apply(&h, op, keyval, value, flag), where, keyval);
 }
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
@@ -531,12 +534,7 @@ static int type_attr_call(const char *where, enum attr_op op, MPI_Datatype type,
     if (op == ATTR_OP_GET && (value == NULL || flag == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
     struct attr_host h = { ATTR_TYPE, type, &type->attrs };
-    switch (op) {
-    case ATTR_OP_SET: rc = attr_set(&h, keyval, value); break;
-    case ATTR_OP_GET: rc = attr_get(&h, keyval, value, flag); break;
-    case ATTR_OP_DELETE: rc = attr_delete(&h, keyval); break;
-    }
-    return attr_report(MPI_COMM_WORLD, rc, where, keyval);
+    return attr_report(MPI_COMM_WORLD, attr_apply(&h, op, keyval, value, flag), where, keyval);
 }
 
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)

@@ -44,4 +44,8 @@ int attr_set_predefined(const struct attr_host *h, int keyval, void *value);
 int attr_type_copy(MPI_Datatype oldtype, MPI_Datatype newtype);
 int attr_type_delete_all(MPI_Datatype type);
 
+/* One entry for the set/get/delete calls of every object kind. */
+enum attr_op { ATTR_OP_SET, ATTR_OP_GET, ATTR_OP_DELETE };
+int attr_apply(const struct attr_host *h, enum attr_op op, int keyval, void *value, int *flag);
+
 #endif

@@ -327,26 +327,20 @@ static bool predefined_attr(struct strand_win *w, int keyval, void *value)
     }
 }
 
-enum win_attr_op { WIN_ATTR_SET, WIN_ATTR_GET, WIN_ATTR_DELETE };
-
-static int win_attr_call(const char *where, enum win_attr_op op, MPI_Win win, int keyval, void *value, int *flag)
+static int win_attr_call(const char *where, enum attr_op op, MPI_Win win, int keyval, void *value, int *flag)
 {
     int rc;
     struct strand_win *w = win_checked(win, where, &rc);
     if (w == NULL)
         return rc;
-    if (op == WIN_ATTR_GET && (value == NULL || flag == NULL))
+    if (op == ATTR_OP_GET && (value == NULL || flag == NULL))
         return win_error(w, MPI_ERR_ARG, where, "attribute_val and flag must not be NULL");
-    if (op == WIN_ATTR_GET && predefined_attr(w, keyval, value)) {
+    if (op == ATTR_OP_GET && predefined_attr(w, keyval, value)) {
         *flag = 1;
         return MPI_SUCCESS;
     }
     struct attr_host host = { ATTR_WIN, w, &w->attrs };
-    switch (op) {
-    case WIN_ATTR_SET: rc = attr_set(&host, keyval, value); break;
-    case WIN_ATTR_GET: rc = attr_get(&host, keyval, value, flag); break;
-    case WIN_ATTR_DELETE: rc = attr_delete(&host, keyval); break;
-    }
+    rc = attr_apply(&host, op, keyval, value, flag);
     if (rc == MPI_ERR_KEYVAL)
         return win_error(w, rc, where, "invalid window keyval %d", keyval);
     if (rc != MPI_SUCCESS)
@@ -356,19 +350,19 @@ static int win_attr_call(const char *where, enum win_attr_op op, MPI_Win win, in
 
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
-    return win_attr_call("MPI_Win_set_attr", WIN_ATTR_SET, win, win_keyval, attribute_val, NULL);
+    return win_attr_call("MPI_Win_set_attr", ATTR_OP_SET, win, win_keyval, attribute_val, NULL);
 }
 STRAND_MPI_ALIAS(MPI_Win_set_attr);
 
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-    return win_attr_call("MPI_Win_get_attr", WIN_ATTR_GET, win, win_keyval, attribute_val, flag);
+    return win_attr_call("MPI_Win_get_attr", ATTR_OP_GET, win, win_keyval, attribute_val, flag);
 }
 STRAND_MPI_ALIAS(MPI_Win_get_attr);
 
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
-    return win_attr_call("MPI_Win_delete_attr", WIN_ATTR_DELETE, win, win_keyval, NULL, NULL);
+    return win_attr_call("MPI_Win_delete_attr", ATTR_OP_DELETE, win, win_keyval, NULL, NULL);
 }
 STRAND_MPI_ALIAS(MPI_Win_delete_attr);
 
