@@ -13,7 +13,7 @@
 enum rank_phase {
     RANK_LOADING,   /* constructors of the copy are running */
     RANK_RUNNING,   /* main is running */
-    RANK_UNLOADING, /* atexit handlers and destructors are running */
+    RANK_FINISHING, /* atexit handlers and destructors are running */
 };
 
 enum rank_ending {

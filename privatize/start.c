@@ -13,8 +13,6 @@
 #include <link.h>
 #include <stdarg.h>
 #include <stdint.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,97 +156,19 @@ static int run_main(struct rank_run *const run)
     return status & 0xff;
 }
 
-/* ---- unloading on a deep enough stack --------------------------------- */
-
-/* dlclose keeps arrays with an entry per loaded object on the stack (glibc
- * 2.36: about 18 bytes each, in _dl_close_worker and _dl_sort_maps): with
- * 4096 copies loaded that is 74 KiB, more than a small rank stack has left.
- * The rest is for the copy's atexit handlers and destructors, and for the
- * libraries (counted generously). */
-static size_t unload_stack_need(void)
-{
-    return 64 * 1024 + 32 * (program_image_live_copies() + 512);
-}
-
-static size_t stack_left(void)
-{
-    pthread_attr_t attr;
-    void *low;
-    size_t size;
-    char here;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return SIZE_MAX;
-    int rc = pthread_attr_getstack(&attr, &low, &size);
-    pthread_attr_destroy(&attr);
-    return rc == 0 ? (size_t)((uintptr_t)&here - (uintptr_t)low) : SIZE_MAX;
-}
-
-/* One spare stack for all ranks: dlclose holds the loader's lock while it
- * runs a copy's handlers, so unloads are one at a time anyway. */
-static pthread_mutex_t spare_stack_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *spare_stack;
-static size_t spare_stack_size;
-static struct program_copy *copy_to_unload;
-
-static void unload_on_spare_stack(void) { program_image_unload_copy(copy_to_unload); }
-
-static int ensure_spare_stack(size_t need)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t size = (need + page - 1) / page * page + page; /* + a guard page */
-    if (spare_stack_size >= size)
-        return 0;
-    if (spare_stack != NULL)
-        munmap(spare_stack, spare_stack_size);
-    spare_stack_size = 0;
-    spare_stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (spare_stack == MAP_FAILED || mprotect(spare_stack, page, PROT_NONE) != 0) {
-        spare_stack = NULL;
-        return -1;
-    }
-    spare_stack_size = size;
-    return 0;
-}
-
-/* Unloads c in the calling thread (its handlers must run in the rank's
- * thread), on the spare stack if this thread's is too short. */
-static void unload_copy(struct program_copy *c)
-{
-    size_t need = unload_stack_need();
-    ucontext_t back, there;
-    if (stack_left() >= need) {
-        program_image_unload_copy(c);
-        return;
-    }
-    pthread_mutex_lock(&spare_stack_lock);
-    if (ensure_spare_stack(need) != 0 || getcontext(&there) != 0) {
-        pthread_mutex_unlock(&spare_stack_lock);
-        program_image_unload_copy(c); /* may overflow: nothing better to do */
-        return;
-    }
-    there.uc_stack.ss_sp = spare_stack;
-    there.uc_stack.ss_size = spare_stack_size;
-    there.uc_link = &back;
-    copy_to_unload = c;
-    makecontext(&there, unload_on_spare_stack, 0);
-    swapcontext(&back, &there);
-    pthread_mutex_unlock(&spare_stack_lock);
-}
-
 /* After main: like the end of a process, run the rank's atexit handlers
- * and destructors, then flush stdio.  Normally that is dlclose, which also
- * frees the copy.  If threads the rank created still run (an OpenMP pool
- * idles on), they may still use the copy, and a process's exit would have
- * killed them, which a rank cannot do: run the handlers and destructors
- * without unmapping.  _exit and abort run none: the copy is left as is. */
-static void end_rank(struct rank_run *run, int threads_left)
+ * and destructors, then flush stdio.  The copy stays mapped until the node
+ * process exits: dlclose costs time linear in the number of loaded copies
+ * and holds the loader's lock that ranks still loading need, so unloading
+ * 4096 copies one by one took longer than loading them; the process's exit
+ * frees them all at once.  Threads the rank created that still run (an
+ * OpenMP pool idles on) may go on using the copy, as they would in a process
+ * until its exit.  _exit and abort run none of the handlers: the copy is
+ * left as is. */
+static void end_rank(struct rank_run *run)
 {
-    run->phase = RANK_UNLOADING;
-    if (run->ending == RANK_RETURNED && threads_left == 0) {
-        unload_copy(&run->copy);
-        fflush(NULL);
-    } else if (run->ending == RANK_RETURNED) {
+    run->phase = RANK_FINISHING;
+    if (run->ending == RANK_RETURNED) {
         program_image_finish_copy(&run->copy);
         fflush(NULL);
     } else {
@@ -270,7 +190,7 @@ static int run_one_rank(void *arg)
         abort_job(1, "rank %d: cannot load its copy of the program: %s", world_number(run), err);
     int status = run_main(run);
     int threads_left = live_threads(run);
-    end_rank(run, threads_left);
+    end_rank(run);
     privatize_current_run = NULL;
     if (threads_left == 0)
         rank_run_free(run);
