@@ -435,16 +435,15 @@ static int write_copy_file(const struct program_image *img, int fd, char *err, s
  * before it opens anything (trap 1).  Once a copy's fd is closed its number
  * is reused, so "/proc/PID/fd/N" alone would name an older copy.  The serial
  * number is spelled into the path as a run of "/" (0) and "./" (1) after
- * /proc/PID/: the kernel ignores them, dlopen sees a new name.  (PID, not
- * "self": a debugger reading the name must not open its own fd N.) */
+ * /proc/PID/, lowest bit first, up to its highest set bit: the kernel ignores
+ * them, dlopen sees a new name, and consecutive names differ right after the
+ * shared prefix (dlopen compares the name with every loaded copy's).  (PID,
+ * not "self": a debugger reading the name must not open its own fd N.) */
 static void copy_path(char *buf, size_t len, unsigned long serial, int fd)
 {
     size_t n = (size_t)snprintf(buf, len, "/proc/%d/", (int)getpid());
-    int bit = (int)(sizeof serial * 8) - 1;
-    while (bit > 0 && !(serial >> bit & 1))
-        bit--;
-    for (; bit >= 0 && n + 8 < len; bit--)
-        n += (size_t)snprintf(buf + n, len - n, "%s", (serial >> bit & 1) ? "./" : "/");
+    for (; serial != 0 && n + 8 < len; serial >>= 1)
+        n += (size_t)snprintf(buf + n, len - n, "%s", (serial & 1) ? "./" : "/");
     snprintf(buf + n, len - n, "fd/%d", fd);
 }
 
