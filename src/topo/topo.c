@@ -69,7 +69,10 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 STRAND_MPI_ALIAS(MPI_Topo_test);
 
 /* --- MPI_Dims_create: the factorization of m into k factors, in
- * non-increasing order, whose largest and smallest differ least. An exact
+ * non-increasing order, whose largest and smallest differ least; among
+ * those, the one whose smallest factor is largest, then the next smallest,
+ * and so on (the same choice as MPICH, so that a program's decomposition
+ * does not change when it moves between the two). An exact
  * search over m's divisors: the largest factor ascends from m^(1/k), and
  * stops once even a perfect split of the rest could not beat the best. */
 
@@ -93,6 +96,15 @@ static bool power_exceeds(long long base, int exp, long long limit)
     return false;
 }
 
+/* Factors in non-increasing order: compare from the smallest up. */
+static bool smaller_factors_larger(const int *a, const int *b, int k)
+{
+    for (int i = k - 1; i >= 0; i--)
+        if (a[i] != b[i])
+            return a[i] > b[i];
+    return false;
+}
+
 static void dims_search(struct dims_search *s, int depth, int remaining, int ceiling)
 {
     int left = s->k - depth;
@@ -101,7 +113,8 @@ static void dims_search(struct dims_search *s, int depth, int remaining, int cei
             return;
         s->current[depth] = remaining;
         int spread = s->current[0] - remaining;
-        if (s->best_spread < 0 || spread < s->best_spread) {
+        if (s->best_spread < 0 || spread < s->best_spread ||
+            (spread == s->best_spread && smaller_factors_larger(s->current, s->best, s->k))) {
             s->best_spread = spread;
             memcpy(s->best, s->current, (size_t)s->k * sizeof *s->best);
         }

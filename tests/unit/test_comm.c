@@ -115,6 +115,70 @@ static void test_dims_create(void)
     unit_node_destroy();
 }
 
+/* Reference by exhaustive enumeration: every non-increasing factorization
+ * of n into k factors; the best has the least spread (largest - smallest),
+ * then the largest smallest factor, then the largest next smallest, ... */
+struct dims_reference {
+    int k;
+    int current[4], best[4];
+    int best_spread;
+};
+
+static bool dims_reference_better(const struct dims_reference *r)
+{
+    int spread = r->current[0] - r->current[r->k - 1];
+    if (r->best_spread < 0 || spread != r->best_spread)
+        return r->best_spread < 0 || spread < r->best_spread;
+    for (int i = r->k - 1; i >= 0; i--)
+        if (r->current[i] != r->best[i])
+            return r->current[i] > r->best[i];
+    return false;
+}
+
+static void dims_reference_enumerate(struct dims_reference *r, int depth, int remaining, int ceiling)
+{
+    if (depth == r->k - 1) {
+        if (remaining > ceiling)
+            return;
+        r->current[depth] = remaining;
+        if (dims_reference_better(r)) {
+            r->best_spread = r->current[0] - remaining;
+            memcpy(r->best, r->current, sizeof r->best);
+        }
+        return;
+    }
+    for (int f = 1; f <= ceiling && f <= remaining; f++)
+        if (remaining % f == 0) {
+            r->current[depth] = f;
+            dims_reference_enumerate(r, depth + 1, remaining / f, f);
+        }
+}
+
+/* Among equally balanced decompositions, MPI_Dims_create picks the one
+ * whose smaller factors are largest (MPICH's choice too). */
+static void test_dims_create_tie_breaking(void)
+{
+    unit_node_create(1, 1024);
+    int d3[3] = { 0, 0, 0 };
+    MPI_Dims_create(5040, 3, d3);           /* 20x18x14 is as balanced */
+    CU_ASSERT(d3[0] == 21 && d3[1] == 16 && d3[2] == 15);
+    int d4[4] = { 0, 0, 0, 0 };
+    MPI_Dims_create(5616, 4, d4);           /* 13x12x6x6 is as balanced */
+    CU_ASSERT(d4[0] == 13 && d4[1] == 9 && d4[2] == 8 && d4[3] == 6);
+    int mismatches = 0;
+    for (int k = 2; k <= 4; k++)
+        for (int n = 1; n <= (k == 4 ? 1500 : 3000); n++) {
+            struct dims_reference r = { .k = k, .best_spread = -1 };
+            dims_reference_enumerate(&r, 0, n, n);
+            int d[4] = { 0, 0, 0, 0 };
+            MPI_Dims_create(n, k, d);
+            if (memcmp(d, r.best, (size_t)k * sizeof *d) != 0)
+                mismatches++;
+        }
+    CU_ASSERT_EQUAL(mismatches, 0);
+    unit_node_destroy();
+}
+
 static void test_keyvals_and_info(void)
 {
     unit_node_create(2, 1024);
@@ -152,6 +216,7 @@ int main(void)
     CU_add_test(s, "dup needs no meeting", test_dup_without_meeting);
     CU_add_test(s, "self split and groups", test_self_split_and_groups);
     CU_add_test(s, "dims_create", test_dims_create);
+    CU_add_test(s, "dims_create breaks ties like MPICH", test_dims_create_tie_breaking);
     CU_add_test(s, "keyvals, info, error codes", test_keyvals_and_info);
     return unit_run_registry();
 }
