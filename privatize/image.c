@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,8 +70,8 @@ struct program_image {
     int unique_symbols;   /* STB_GNU_UNIQUE definitions */
     int text_relocations; /* DT_TEXTREL: ld.so writes into "read-only" pages */
     int pagemap_fd;       /* /proc/self/pagemap, or -1 */
-    pthread_mutex_t load_lock;
-    unsigned long copies_loaded;
+    sem_t load_slots;     /* copies being loaded at once (see program_image_load_copy) */
+    atomic_ulong copies_started;
 };
 
 /* Serial numbers that make every copy's path string unique (see copy_path). */
@@ -343,7 +344,8 @@ int program_image_open(const char *path, struct program_image **out, char *err, 
     img->master_fd = -1;
     img->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     img->path = display_name(path);
-    pthread_mutex_init(&img->load_lock, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    sem_init(&img->load_slots, 0, cpus < 2 ? 2 : cpus > 8 ? 8 : (unsigned)cpus);
     if (img->path == NULL || read_master(img, path, err, errlen) != 0 ||
         check_elf_header(img, err, errlen) != 0 || check_segments(img, err, errlen) != 0) {
         if (img->path == NULL)
@@ -366,7 +368,7 @@ void program_image_close(struct program_image *img)
         close(img->master_fd);
     if (img->pagemap_fd >= 0)
         close(img->pagemap_fd);
-    pthread_mutex_destroy(&img->load_lock);
+    sem_destroy(&img->load_slots);
     free(img->path);
     free(img);
 }
@@ -374,9 +376,9 @@ void program_image_close(struct program_image *img)
 /* ---- loading a copy ---------------------------------------------------- */
 
 /* Refuses a second copy of programs that cannot have more than one. */
-static int check_copy_allowed(const struct program_image *img, char *err, size_t errlen)
+static int check_copy_allowed(struct program_image *img, char *err, size_t errlen)
 {
-    if (img->copies_loaded == 0)
+    if (atomic_fetch_add(&img->copies_started, 1) == 0)
         return 0;
     if (img->static_tls)
         return fail(err, errlen,
@@ -655,7 +657,7 @@ static int open_copy(struct program_image *img, const char *name, struct program
     return 0;
 }
 
-static int load_copy_locked(struct program_image *img, struct program_copy *out, char *err,
+static int load_copy_in_slot(struct program_image *img, struct program_copy *out, char *err,
                             size_t errlen)
 {
     char name[256];
@@ -679,10 +681,8 @@ static int load_copy_locked(struct program_image *img, struct program_copy *out,
         rc = slim_copy(img, out->base, fd, err, errlen);
     }
     close(fd);
-    if (rc == 0) {
-        img->copies_loaded++;
+    if (rc == 0)
         atomic_fetch_add(&live_copies, 1);
-    }
     return rc;
 }
 
@@ -690,11 +690,15 @@ int program_image_load_copy(struct program_image *img, struct program_copy *out,
                             size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    /* One copy at a time: dlopen serializes anyway, and this bounds the
-     * memory held by not-yet-emptied copy files to one program's size. */
-    pthread_mutex_lock(&img->load_lock);
-    int rc = load_copy_locked(img, out, err, errlen);
-    pthread_mutex_unlock(&img->load_lock);
+    /* A few copies at a time (one per core, 2 to 8): dlopen serializes
+     * itself, but one copy's file writing and re-mapping can overlap
+     * another's dlopen, and the memory held by not-yet-emptied copy files
+     * stays a few times the program's size even with thousands of ranks
+     * starting together. */
+    while (sem_wait(&img->load_slots) != 0 && errno == EINTR)
+        ;
+    int rc = load_copy_in_slot(img, out, err, errlen);
+    sem_post(&img->load_slots);
     return rc;
 }
 
