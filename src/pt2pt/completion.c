@@ -403,10 +403,12 @@ int PMPI_Cancel(MPI_Request *request)
         if (mailbox_cancel_receive(strand_self, req))
             mark_cancelled(req);
         return MPI_SUCCESS;
-    default:
-        if (mailbox_cancel_send(&req->done))
+    default: {
+        struct rank *dest = req->peer == MPI_PROC_NULL ? NULL : req->comm->core->members[req->peer];
+        if (mailbox_cancel_send(dest, &req->done))
             mark_cancelled(req);
         return MPI_SUCCESS;
+    }
     }
 }
 STRAND_MPI_ALIAS(MPI_Cancel);

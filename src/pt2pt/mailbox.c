@@ -155,6 +155,26 @@ static void receive_status(struct strand_request *req, int source, int tag, size
     req->status.strand_count = (long long)copied;
 }
 
+/* One copy into the receive buffer; a tiny message for a blocking MPI_Recv
+ * goes into the request's first line instead, next to the completion word
+ * the receiver polls, and the receiver copies it out (see pt2pt.h). */
+static void deliver_to_posted(struct strand_request *req, const struct message *m)
+{
+    /* Read before writing the line it shares with the status: a load from
+     * a line whose ownership is in flight would stall for the transfer. */
+    struct rank *owner = req->done.owner;
+    size_t copied;
+    if (req->accepts_payload && m->bytes <= REQUEST_PAYLOAD_BYTES &&
+        m->bytes <= (size_t)req->count * req->type->size) {
+        copied = dt_pack(req->payload, m->buf, (size_t)m->count, m->type);
+        req->done.payload_inline = true;
+    } else {
+        copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
+    }
+    receive_status(req, m->source, m->tag, m->bytes, copied);
+    completion_signal_owner(&req->done, owner);
+}
+
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done)
 {
@@ -163,9 +183,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
         lite_unlock(&mb->lock);
-        size_t copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
-        receive_status(req, m->source, m->tag, m->bytes, copied);
-        completion_signal(&req->done);
+        deliver_to_posted(req, m);
         return DELIVERED;
     }
     struct envelope *env = envelope_get(mb);
@@ -191,7 +209,6 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     env->send_type = m->type;
     env->done = done;
     done->queued = env;
-    done->queued_at = dest;
     unexpected_append(mb, env);
     bool wake = mb->probers > 0;
     lite_unlock(&mb->lock);
@@ -274,9 +291,8 @@ bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
     return found;
 }
 
-bool mailbox_cancel_send(struct completion *done)
+bool mailbox_cancel_send(struct rank *dest, struct completion *done)
 {
-    struct rank *dest = done->queued_at;
     if (dest == NULL)
         return false;
     struct mailbox *mb = &dest->pt2pt.mailbox;

@@ -10,6 +10,7 @@
 #define STRAND_PT2PT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "../core/core.h"
@@ -19,16 +20,34 @@ enum { COMPLETION_PENDING = 0, COMPLETION_DONE = 1 };
 /* What a rendezvous envelope signals when its data has been taken. */
 struct completion {
     atomic_uint state;
+    bool payload_inline;             /* receives: the data waits in the request's payload */
     struct rank *owner;              /* woken on completion */
     struct envelope *queued;         /* the envelope while it waits unmatched (for cancel) */
-    struct rank *queued_at;          /* whose mailbox holds it */
 };
 
 enum request_kind { REQUEST_SEND, REQUEST_RECV, REQUEST_GENERALIZED };
 enum send_mode { SEND_STANDARD, SEND_BUFFERED, SEND_SYNCHRONOUS, SEND_READY };
 
+enum { REQUEST_PAYLOAD_BYTES = 16 };
+
+/* The first cache line holds what a sender writes when it completes a
+ * posted receive: the completion word, the status and, for a tiny message
+ * to a blocking MPI_Recv, the data itself, so that the waiting receiver
+ * takes one line transfer to see all of it (and then copies the bytes into
+ * its own buffer, which is already in its cache). */
 struct strand_request {
-    struct completion done;          /* first: envelopes point here */
+    _Alignas(64) struct completion done; /* first: envelopes point here */
+    MPI_Status status;
+    unsigned char payload[REQUEST_PAYLOAD_BYTES];
+    /* What a matching sender reads. */
+    uint32_t context_id;             /* receives: the context to match */
+    int peer;                        /* destination, or source to match */
+    int tag;
+    int count;
+    void *buf;
+    MPI_Datatype type;
+    struct strand_request *next;     /* posted queue, pool */
+    bool accepts_payload;            /* the receiver unpacks `payload` (MPI_Recv) */
     uint8_t kind;                    /* enum request_kind */
     uint8_t mode;                    /* enum send_mode */
     bool persistent;
@@ -36,14 +55,6 @@ struct strand_request {
     bool user_freed;                 /* MPI_Request_free while active */
     bool from_pool;
     struct strand_comm *comm;
-    uint32_t context_id;             /* receives: the context to match */
-    void *buf;
-    int count;
-    MPI_Datatype type;
-    int peer;                        /* destination, or source to match */
-    int tag;
-    MPI_Status status;
-    struct strand_request *next;     /* posted queue, pool */
     struct strand_request *detached_next; /* freed by the user while active */
     /* generalized requests */
     MPI_Grequest_query_function *query_fn;
@@ -53,6 +64,8 @@ struct strand_request {
     bool greq_freed;                 /* free_fn has run */
     atomic_int greq_releases;        /* see greq_release() */
 };
+_Static_assert(offsetof(struct strand_request, context_id) == 64,
+               "completion, status and payload fill exactly the first cache line");
 
 /* One message as the matching engine sees it. */
 struct message {
@@ -72,11 +85,17 @@ static inline bool completion_is_done(const struct completion *c)
     return atomic_load_explicit(&c->state, memory_order_acquire) == COMPLETION_DONE;
 }
 
-static inline void completion_signal(struct completion *c)
+/* `owner` is c->owner, read by the caller before c may be reused (once
+ * DONE is visible) and, on hot paths, early: see deliver_to_posted. */
+static inline void completion_signal_owner(struct completion *c, struct rank *owner)
 {
-    struct rank *owner = c->owner;   /* c may be reused once DONE is visible */
     atomic_store_explicit(&c->state, COMPLETION_DONE, memory_order_release);
     rank_wake(owner);
+}
+
+static inline void completion_signal(struct completion *c)
+{
+    completion_signal_owner(c, c->owner);
 }
 
 /* Per-rank state, from core. */
@@ -95,7 +114,8 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req);
 bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,
                    int probers_change);
 bool mailbox_cancel_receive(struct rank *self, struct strand_request *req);
-bool mailbox_cancel_send(struct completion *done);
+/* `dest`: the rank the send went to (NULL for MPI_PROC_NULL). */
+bool mailbox_cancel_send(struct rank *dest, struct completion *done);
 void mailbox_destroy(struct mailbox *mb);
 
 /* Requests (request.c). */

@@ -59,10 +59,13 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         .type = type,
         .peer = source,
         .tag = tag,
+        .accepts_payload = true,
     };
     recv_start(&req);
     if (!request_is_done(&req))
         rank_wait_until(self, request_done_cond, &req);
+    if (req.done.payload_inline)
+        dt_unpack(buf, (size_t)count, type, req.payload, (size_t)req.status.strand_count);
     status_copy_out(status, &req.status);
     if (req.status.MPI_ERROR != MPI_SUCCESS)
         return error_report(comm, req.status.MPI_ERROR, "MPI_Recv",

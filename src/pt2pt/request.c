@@ -39,7 +39,7 @@ void pt2pt_finalize_rank(struct rank *r)
 static void pool_refill(struct request_pool *pool)
 {
     for (int i = 0; i < REQUEST_CHUNK; i++) {
-        struct strand_request *req = malloc(sizeof *req);
+        struct strand_request *req = aligned_alloc(_Alignof(struct strand_request), sizeof *req);
         if (req == NULL)
             break;
         req->next = pool->free;

@@ -28,7 +28,6 @@ int send_start(struct strand_request *req, const char *where)
     struct rank *self = strand_self;
     atomic_store_explicit(&req->done.state, COMPLETION_PENDING, memory_order_relaxed);
     req->done.queued = NULL;
-    req->done.queued_at = NULL;
     request_set_empty_status(&req->status);
     if (req->peer == MPI_PROC_NULL) {
         completion_signal(&req->done);
