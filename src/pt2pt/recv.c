@@ -42,16 +42,13 @@ static void status_copy_out(MPI_Status *out, const MPI_Status *in)
     out->MPI_ERROR = error;
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+/* The blocking receive of MPI_Recv and MPI_Sendrecv: a request on the
+ * stack that accepts a tiny message in its first cache line (pt2pt.h). */
+static void blocking_recv_post(struct strand_request *req, struct strand_comm *c, void *buf,
+                               int count, MPI_Datatype type, int source, int tag)
 {
-    struct strand_comm *c;
-    int rc = check_recv_args("MPI_Recv", comm, &c, buf, count, type, source, tag);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct rank *self = strand_self;
-    struct strand_request req = {
-        .done = { .owner = self },
+    *req = (struct strand_request){
+        .done = { .owner = strand_self },
         .kind = REQUEST_RECV,
         .comm = c,
         .buf = buf,
@@ -61,17 +58,36 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         .tag = tag,
         .accepts_payload = true,
     };
-    recv_start(&req);
-    if (!request_is_done(&req))
-        rank_wait_until(self, request_done_cond, &req);
-    if (req.done.payload_inline)
-        dt_unpack(buf, (size_t)count, type, req.payload, (size_t)req.status.strand_count);
-    status_copy_out(status, &req.status);
-    if (req.status.MPI_ERROR != MPI_SUCCESS)
-        return error_report(comm, req.status.MPI_ERROR, "MPI_Recv",
+    recv_start(req);
+}
+
+static int blocking_recv_finish(struct strand_request *req, MPI_Comm comm, MPI_Status *status,
+                                const char *where)
+{
+    if (!request_is_done(req))
+        rank_wait_until(strand_self, request_done_cond, req);
+    if (req->done.payload_inline)
+        dt_unpack(req->buf, (size_t)req->count, req->type, req->payload,
+                  (size_t)req->status.strand_count);
+    status_copy_out(status, &req->status);
+    if (req->status.MPI_ERROR != MPI_SUCCESS)
+        return error_report(comm, req->status.MPI_ERROR, where,
                             "message from rank %d (tag %d) is longer than the receive buffer of %lld bytes",
-                            req.status.MPI_SOURCE, req.status.MPI_TAG, (long long)count * (long long)type->size);
+                            req->status.MPI_SOURCE, req->status.MPI_TAG,
+                            (long long)req->count * (long long)req->type->size);
     return MPI_SUCCESS;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    struct strand_comm *c;
+    int rc = check_recv_args("MPI_Recv", comm, &c, buf, count, type, source, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct strand_request req;
+    blocking_recv_post(&req, c, buf, count, type, source, tag);
+    return blocking_recv_finish(&req, comm, status, "MPI_Recv");
 }
 STRAND_MPI_ALIAS(MPI_Recv);
 
@@ -183,18 +199,21 @@ int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status *status)
 {
-    MPI_Request recv_req;
-    int rc = recv_request_create("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm,
-                                 &recv_req, false);
+    const char *where = "MPI_Sendrecv";
+    struct strand_comm *c;
+    int rc = check_recv_args(where, comm, &c, recvbuf, recvcount, recvtype, source, recvtag);
+    if (rc == MPI_SUCCESS)
+        rc = check_send_args(where, comm, &c, sendbuf, sendcount, sendtype, dest, sendtag);
     if (rc != MPI_SUCCESS)
         return rc;
+    struct strand_request req;
+    blocking_recv_post(&req, c, recvbuf, recvcount, recvtype, source, recvtag);
     rc = PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    if (rc != MPI_SUCCESS) {
-        PMPI_Cancel(&recv_req);
-        PMPI_Request_free(&recv_req);
+    /* The request lives on this stack: leave only once nobody can match it. */
+    if (rc != MPI_SUCCESS && mailbox_cancel_receive(strand_self, &req))
         return rc;
-    }
-    return PMPI_Wait(&recv_req, status);
+    int recv_rc = blocking_recv_finish(&req, comm, status, where);
+    return rc != MPI_SUCCESS ? rc : recv_rc;
 }
 STRAND_MPI_ALIAS(MPI_Sendrecv);
 
@@ -207,13 +226,15 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int
         return rc;
     /* The outgoing data must be set aside before the incoming overwrites it. */
     size_t bytes = (size_t)count * type->size;
-    void *copy = malloc(bytes > 0 ? bytes : 1);
+    unsigned char small[256];
+    void *copy = bytes <= sizeof small ? small : malloc(bytes);
     if (copy == NULL)
         return error_report(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "cannot allocate %zu bytes", bytes);
     dt_pack(copy, buf, (size_t)count, type);
     rc = PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, type, source, recvtag,
                        comm, status);
-    free(copy);
+    if (copy != small)
+        free(copy);
     return rc;
 }
 STRAND_MPI_ALIAS(MPI_Sendrecv_replace);

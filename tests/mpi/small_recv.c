@@ -9,7 +9,8 @@
  *   - a strided (vector) receive type and a strided send type: the holes of
  *     the receive buffer stay untouched;
  *   - MPI_ANY_SOURCE, MPI_ANY_TAG: status source and tag;
- *   - a message longer than a tiny buffer: MPI_ERR_TRUNCATE, guard intact.
+ *   - a message longer than a tiny buffer: MPI_ERR_TRUNCATE, guard intact;
+ *   - MPI_Sendrecv and MPI_Sendrecv_replace of 8 bytes between the pair.
  * The sender waits a little before every send so that the receive is
  * usually posted first; the values must be right either way.
  * Ranks pair up as (2k, 2k+1); with an odd rank count the last rank idles.
@@ -132,6 +133,25 @@ static int receive_truncated(int peer)
     return errs;
 }
 
+static int exchange(int peer, int rank)
+{
+    int errs = 0, i;
+    for (i = 0; i < 100; i++) {
+        long long mine = 1000LL * rank + i, theirs = -1, swapped = mine;
+        MPI_Status st;
+        CHECK_RC(MPI_Sendrecv(&mine, 1, MPI_LONG_LONG, peer, 40, &theirs, 1, MPI_LONG_LONG, peer, 40,
+                              MPI_COMM_WORLD, &st));
+        CHECK(theirs == 1000LL * peer + i, "MPI_Sendrecv %d: got %lld", i, theirs);
+        errs += tu_check_status(&st, peer, 40, MPI_LONG_LONG, 1, "MPI_Sendrecv");
+        CHECK_RC(MPI_Sendrecv_replace(&swapped, 1, MPI_LONG_LONG, peer, 41, peer, 41, MPI_COMM_WORLD,
+                                      MPI_STATUS_IGNORE));
+        CHECK(swapped == 1000LL * peer + i, "MPI_Sendrecv_replace %d: got %lld", i, swapped);
+        if (errs > 0)
+            break;
+    }
+    return errs;
+}
+
 int main(int argc, char **argv)
 {
     int errs = 0, rank, size, round;
@@ -151,6 +171,7 @@ int main(int argc, char **argv)
                 errs += receive_truncated(peer);
             }
         }
+        errs += exchange(peer, rank);
     }
     return tu_finish(errs);
 }
