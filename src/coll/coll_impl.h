@@ -99,16 +99,39 @@ void coll_flag_set(struct coll_flag *f, unsigned value);
 void coll_flag_count_down(struct coll_flag *f);
 /* All members of the core meet here. */
 void coll_gate_pass(struct coll_ctx *ctx);
-/* Counts this member in; waits for the others only when `wait`. */
-void coll_gate_arrive(struct coll_ctx *ctx, bool wait);
+/* The same in steps, for work done by the last arriver while the others
+ * wait: enter counts this member in and returns true for the last one,
+ * which must then open the gate; every other member waits for it. */
+bool coll_gate_enter(struct coll_ctx *ctx);
+void coll_gate_open(struct coll_ctx *ctx);
+void coll_gate_wait(struct coll_ctx *ctx);
 
 static inline const struct coll_args *coll_peer_args(const struct coll_ctx *ctx, int slot)
 {
     return ctx->cc->slots[slot].args;
 }
 
-/* Engines (exchange.c, reduce.c). */
-int coll_exchange_rooted(struct coll_ctx *ctx, struct coll_args *args);
+/* Eager staging (eager.c): the ring entries of the current epoch. A
+ * writer claims its own entry (waiting until the previous use was read),
+ * fills it and publishes it for `readers` readers; each reader opens the
+ * writer's entry (waiting until it is published) and releases it after
+ * copying out. Entries hold at most COLL_EAGER_BYTES. */
+char *coll_eager_claim(struct coll_ctx *ctx);
+void coll_eager_publish(struct coll_ctx *ctx, int readers);
+const char *coll_eager_open(struct coll_ctx *ctx, int slot);
+void coll_eager_release(struct coll_ctx *ctx, int slot);
+/* The data of `slot`'s entry of this epoch (already opened). */
+char *coll_eager_data(const struct coll_ctx *ctx, int slot);
+
+/* Blocks of a side (exchange.c). */
+/* The block `s` holds for peer `peer`; false when empty. */
+bool coll_side_block(const struct coll_side *s, int peer, char **buf, int *count, MPI_Datatype *type);
+/* Copies the block `from` sends to the receiver (its rank `to_rank` in the
+ * sender's peer group) into the receiver's block for the sender. */
+void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank);
+
+/* Engines (rooted.c, exchange.c, reduce.c). */
+int coll_rooted_engine(struct coll_ctx *ctx, struct coll_args *args);
 int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args);
 int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args);
 int coll_reduce_engine(struct coll_ctx *ctx, struct coll_args *args);

@@ -24,6 +24,22 @@ struct coll_gate {
     _Alignas(64) struct coll_flag round;
 };
 
+/* Eager staging: every member owns a ring of COLL_EAGER_DEPTH entries of
+ * COLL_EAGER_BYTES, entry `epoch % depth` for the collective of that epoch.
+ * Only the owner writes an entry (the root of a bcast or scatter its data,
+ * a gather or reduce member its block), and only once its readers of the
+ * previous use have copied out, so a writer runs at most `depth` eager
+ * collectives ahead of its slowest reader and never overwrites unread data. */
+enum {
+    COLL_EAGER_DEPTH = 8,           /* power of two */
+    COLL_EAGER_BYTES = 1024,        /* largest block staged per entry */
+};
+
+struct coll_eager_entry {
+    _Alignas(64) struct coll_flag ready;    /* epoch whose data the entry holds */
+    _Alignas(64) struct coll_flag pending;  /* readers that have not copied it out yet */
+};
+
 struct coll_slot {
     /* Written by the member, read by its peers. */
     _Alignas(64) struct coll_flag arrive;   /* epoch whose `args` are published (rooted patterns) */
@@ -33,6 +49,7 @@ struct coll_slot {
     uint64_t gate_uses;
     /* Written by peers: how many still have to act on this member's epoch. */
     _Alignas(64) struct coll_flag pending;
+    struct coll_eager_entry eager[COLL_EAGER_DEPTH];
 };
 
 struct coll_core {
@@ -43,6 +60,7 @@ struct coll_core {
     int nslots;
     atomic_int attached;            /* comm cores using this state */
     struct coll_gate gate;
+    char *eager_data;               /* nslots x depth x COLL_EAGER_BYTES; pages touched on first use */
     struct coll_slot slots[];
 };
 

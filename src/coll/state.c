@@ -14,6 +14,11 @@ static struct coll_core *state_create(int nslots)
     if (cc == NULL)
         return NULL;
     memset(cc, 0, bytes);
+    cc->eager_data = malloc((size_t)nslots * COLL_EAGER_DEPTH * COLL_EAGER_BYTES);
+    if (cc->eager_data == NULL) {
+        free(cc);
+        return NULL;
+    }
     cc->nslots = nslots;
     /* Every member is in this node process: shared-address-space algorithms. */
     cc->algo = &coll_shm_algorithms;
@@ -54,8 +59,10 @@ void coll_comm_detach(struct comm_core *core)
 {
     struct coll_core *cc = core->coll;
     core->coll = NULL;
-    if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1)
+    if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1) {
+        free(cc->eager_data);
         free(cc);
+    }
 }
 
 struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm)

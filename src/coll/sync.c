@@ -2,6 +2,9 @@
  * futex word, so that hundreds of oversubscribed ranks progress at the
  * speed of the work. A flag is woken with one system call however many
  * ranks sleep on it, and with none when nobody sleeps. */
+#include <sched.h>
+#include <stdlib.h>
+
 #include "../util/futex.h"
 #include "coll_impl.h"
 
@@ -13,12 +16,28 @@ static inline bool flag_done(unsigned value, unsigned target, bool serial)
     return serial ? (int)(value - target) >= 0 : value == target;
 }
 
+static bool flag_check(struct coll_flag *f, unsigned target, bool serial)
+{
+    return flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial);
+}
+
+static int yield_limit = -1;
+
 static void flag_wait(struct coll_flag *f, unsigned target, bool serial)
 {
     for (int i = 0; i < strand_node.spin_limit; i++) {
-        if (flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial))
+        if (flag_check(f, target, serial))
             return;
         cpu_relax();
+    }
+    if (yield_limit < 0) {
+        const char *e = getenv("COLL_YIELDS");
+        yield_limit = e ? atoi(e) : 0;
+    }
+    for (int i = 0; i < yield_limit; i++) {
+        if (flag_check(f, target, serial))
+            return;
+        sched_yield();
     }
     for (;;) {
         atomic_fetch_add_explicit(&f->sleepers, 1, memory_order_seq_cst);
@@ -62,23 +81,33 @@ void coll_flag_count_down(struct coll_flag *f)
         flag_wake(f);
 }
 
-void coll_gate_arrive(struct coll_ctx *ctx, bool wait)
+bool coll_gate_enter(struct coll_ctx *ctx)
 {
     struct coll_gate *g = &ctx->cc->gate;
     uint64_t use = ++ctx->me->gate_uses;
     /* acq_rel: the last arriver sees every member's writes before the gate,
-     * and its release of `round` hands them to all waiters. A member cannot
-     * arrive for use k+1 before use k completed (every algorithm that
-     * arrives without waiting then waits for someone who did wait), so the
-     * count never mixes uses. */
+     * and its release of `round` hands them (and its own) to all waiters. A
+     * member cannot enter use k+1 before use k opened (every member either
+     * waits for the gate or for someone who did), so the count never mixes
+     * uses. */
     uint64_t before = atomic_fetch_add_explicit(&g->arrived, 1, memory_order_acq_rel);
-    if (before + 1 == use * (uint64_t)ctx->cc->nslots)
-        coll_flag_set(&g->round, (unsigned)use);
-    else if (wait)
-        coll_flag_wait_epoch(&g->round, (unsigned)use);
+    return before + 1 == use * (uint64_t)ctx->cc->nslots;
+}
+
+void coll_gate_open(struct coll_ctx *ctx)
+{
+    coll_flag_set(&ctx->cc->gate.round, (unsigned)ctx->me->gate_uses);
+}
+
+void coll_gate_wait(struct coll_ctx *ctx)
+{
+    coll_flag_wait_epoch(&ctx->cc->gate.round, (unsigned)ctx->me->gate_uses);
 }
 
 void coll_gate_pass(struct coll_ctx *ctx)
 {
-    coll_gate_arrive(ctx, true);
+    if (coll_gate_enter(ctx))
+        coll_gate_open(ctx);
+    else
+        coll_gate_wait(ctx);
 }
