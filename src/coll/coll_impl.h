@@ -95,6 +95,12 @@ void coll_flag_wait_epoch(struct coll_flag *f, unsigned epoch);
 /* Until a pending count is zero. */
 void coll_flag_wait_zero(struct coll_flag *f);
 void coll_flag_set(struct coll_flag *f, unsigned value);
+/* The same for a word whose sleepers are counted elsewhere (in a line the
+ * setter keeps in its cache; a wake may then reach sleepers of other
+ * words, which recheck). Waits for staged data (eager.c) yield the core a
+ * few times before sleeping when ranks outnumber cores. */
+void coll_staged_wait_epoch(atomic_uint *value, atomic_uint *sleepers, unsigned epoch);
+void coll_word_set(atomic_uint *value, atomic_uint *sleepers, unsigned v);
 /* Decrements a pending count; wakes its waiter when it reaches zero. */
 void coll_flag_count_down(struct coll_flag *f);
 /* All members of the core meet here. */
@@ -112,16 +118,15 @@ static inline const struct coll_args *coll_peer_args(const struct coll_ctx *ctx,
 }
 
 /* Eager staging (eager.c): the ring entries of the current epoch. A
- * writer claims its own entry (waiting until the previous use was read),
- * fills it and publishes it for `readers` readers; each reader opens the
- * writer's entry (waiting until it is published) and releases it after
- * copying out. Entries hold at most COLL_EAGER_BYTES. */
-char *coll_eager_claim(struct coll_ctx *ctx);
-void coll_eager_publish(struct coll_ctx *ctx, int readers);
-const char *coll_eager_open(struct coll_ctx *ctx, int slot);
-void coll_eager_release(struct coll_ctx *ctx, int slot);
-/* The data of `slot`'s entry of this epoch (already opened). */
-char *coll_eager_data(const struct coll_ctx *ctx, int slot);
+ * writer claims its own entry for a block of `bytes` (waiting until no
+ * member can still read the entry's previous use), fills it and publishes
+ * it; a reader opens the writer's entry (waiting until it is published)
+ * and copies out before its collective completes. `bytes` <= COLL_EAGER_BYTES. */
+char *coll_eager_claim(struct coll_ctx *ctx, size_t bytes);
+void coll_eager_publish(struct coll_ctx *ctx);
+const char *coll_eager_open(struct coll_ctx *ctx, int slot, size_t bytes);
+/* The data of `slot`'s entry of this epoch, already opened. */
+const char *coll_eager_peek(const struct coll_ctx *ctx, int slot, size_t bytes);
 
 /* Blocks of a side (exchange.c). */
 /* The block `s` holds for peer `peer`; false when empty. */

@@ -24,20 +24,29 @@ struct coll_gate {
     _Alignas(64) struct coll_flag round;
 };
 
-/* Eager staging: every member owns a ring of COLL_EAGER_DEPTH entries of
- * COLL_EAGER_BYTES, entry `epoch % depth` for the collective of that epoch.
- * Only the owner writes an entry (the root of a bcast or scatter its data,
- * a gather or reduce member its block), and only once its readers of the
- * previous use have copied out, so a writer runs at most `depth` eager
- * collectives ahead of its slowest reader and never overwrites unread data. */
+/* Eager staging: every member owns a ring of COLL_EAGER_DEPTH entries,
+ * entry `epoch % depth` for the collective of that epoch. Only the owner
+ * writes its entries (the root of a bcast or scatter its data, a gather or
+ * reduce member its block). A block of up to COLL_EAGER_INLINE bytes is
+ * stored in the entry's own cache line, next to its ready flag; a larger
+ * one, up to COLL_EAGER_BYTES, in a shallower ring of COLL_EAGER_BLOCKS
+ * areas. A writer reuses an entry (area) only when every member has
+ * completed the collective that last could have used it (`done` >= epoch -
+ * depth), so it runs at most `depth` collectives ahead of the slowest
+ * member and never overwrites unread data. */
 enum {
-    COLL_EAGER_DEPTH = 8,           /* power of two */
-    COLL_EAGER_BYTES = 1024,        /* largest block staged per entry */
+    COLL_EAGER_DEPTH = 256,         /* entries per member; power of two */
+    COLL_EAGER_INLINE = 60,         /* bytes stored in the entry itself */
+    COLL_EAGER_BLOCKS = 16,         /* larger-block areas per member; power of two */
+    COLL_EAGER_BYTES = 1024,        /* largest staged block */
 };
 
+/* One cache line: a reader of a small block fetches flag and data at once.
+ * Its sleepers are counted in the owner's slot (`eager_sleepers`), a line
+ * the owner keeps cached, so publishing does not wait for this one. */
 struct coll_eager_entry {
-    _Alignas(64) struct coll_flag ready;    /* epoch whose data the entry holds */
-    _Alignas(64) struct coll_flag pending;  /* readers that have not copied it out yet */
+    _Alignas(64) atomic_uint ready;         /* epoch whose data the entry holds */
+    char data[COLL_EAGER_INLINE];
 };
 
 struct coll_slot {
@@ -49,7 +58,11 @@ struct coll_slot {
     uint64_t gate_uses;
     /* Written by peers: how many still have to act on this member's epoch. */
     _Alignas(64) struct coll_flag pending;
-    struct coll_eager_entry eager[COLL_EAGER_DEPTH];
+    /* Written by the member after each collective: the last epoch it completed. */
+    _Alignas(64) struct coll_flag done;
+    unsigned eager_clear;           /* own: every member is known done up to here */
+    /* Readers asleep on one of this member's ring entries. */
+    _Alignas(64) atomic_uint eager_sleepers;
 };
 
 struct coll_core {
@@ -60,7 +73,9 @@ struct coll_core {
     int nslots;
     atomic_int attached;            /* comm cores using this state */
     struct coll_gate gate;
-    char *eager_data;               /* nslots x depth x COLL_EAGER_BYTES; pages touched on first use */
+    struct coll_eager_entry *eager_entries; /* nslots x COLL_EAGER_DEPTH */
+    char *eager_blocks;             /* nslots x COLL_EAGER_BLOCKS x COLL_EAGER_BYTES */
+    void *eager_memory;             /* both, as allocated (zeroed; pages touched on first use) */
     struct coll_slot slots[];
 };
 

@@ -1,48 +1,73 @@
 /* Eager staging rings (coll_state.h): a writer copies its block into its
- * own entry for the current epoch and returns; readers copy out of it and
- * count down. A writer that finds the entry still unread (it is `depth`
- * collectives ahead of a reader) waits, so data is never overwritten. */
+ * own entry for the current epoch and returns; readers copy out of it. A
+ * writer reuses an entry only once every member completed the collective
+ * `depth` epochs back, the last one that could have used it. */
 #include "coll_impl.h"
-
-static unsigned entry_index(unsigned epoch)
-{
-    return epoch & (COLL_EAGER_DEPTH - 1);
-}
 
 static struct coll_eager_entry *entry_of(const struct coll_ctx *ctx, int slot)
 {
-    return &ctx->cc->slots[slot].eager[entry_index(ctx->epoch)];
+    size_t index = ctx->epoch & (COLL_EAGER_DEPTH - 1);
+    return &ctx->cc->eager_entries[(size_t)slot * COLL_EAGER_DEPTH + index];
 }
 
-char *coll_eager_data(const struct coll_ctx *ctx, int slot)
+static char *data_of(const struct coll_ctx *ctx, int slot, size_t bytes)
 {
-    size_t entry = (size_t)slot * COLL_EAGER_DEPTH + entry_index(ctx->epoch);
-    return ctx->cc->eager_data + entry * COLL_EAGER_BYTES;
+    if (bytes <= COLL_EAGER_INLINE)
+        return entry_of(ctx, slot)->data;
+    size_t area = (size_t)slot * COLL_EAGER_BLOCKS + (ctx->epoch & (COLL_EAGER_BLOCKS - 1));
+    return ctx->cc->eager_blocks + area * COLL_EAGER_BYTES;
 }
 
-char *coll_eager_claim(struct coll_ctx *ctx)
+static bool serial_ge(unsigned a, unsigned b)
 {
-    coll_flag_wait_zero(&entry_of(ctx, ctx->self)->pending);
-    return coll_eager_data(ctx, ctx->self);
+    return (int)(a - b) >= 0;
 }
 
-void coll_eager_publish(struct coll_ctx *ctx, int readers)
+/* Until every member completed epoch `need`; the answer is cached. When
+ * it has to wait, it waits for half a ring more, so that a writer that
+ * runs ahead pays one wait per half ring, not one per collective. That is
+ * safe: this writer completed every collective before this one, so every
+ * member can complete them too without it. */
+static void wait_all_done(struct coll_ctx *ctx, unsigned need, unsigned depth)
 {
-    struct coll_eager_entry *e = entry_of(ctx, ctx->self);
-    /* Readers only look at `pending` after they saw `ready`, whose release
-     * store orders this one (and the data) before it. */
-    atomic_store_explicit(&e->pending.value, (unsigned)readers, memory_order_relaxed);
-    coll_flag_set(&e->ready, ctx->epoch);
+    struct coll_slot *me = ctx->me;
+    if (serial_ge(me->eager_clear, need))
+        return;
+    need += depth / 2;
+    unsigned least = ctx->epoch - 1;
+    for (int m = 0; m < ctx->cc->nslots; m++) {
+        struct coll_flag *done = &ctx->cc->slots[m].done;
+        unsigned d = atomic_load_explicit(&done->value, memory_order_acquire);
+        if (!serial_ge(d, need)) {
+            coll_staged_wait_epoch(&done->value, &done->sleepers, need);
+            d = need;
+        }
+        if (!serial_ge(d, least))
+            least = d;
+    }
+    me->eager_clear = least;
 }
 
-const char *coll_eager_open(struct coll_ctx *ctx, int slot)
+char *coll_eager_claim(struct coll_ctx *ctx, size_t bytes)
 {
-    /* The writer cannot move the entry past this epoch before we release it. */
-    coll_flag_wait_epoch(&entry_of(ctx, slot)->ready, ctx->epoch);
-    return coll_eager_data(ctx, slot);
+    unsigned depth = bytes <= COLL_EAGER_INLINE ? COLL_EAGER_DEPTH : COLL_EAGER_BLOCKS;
+    wait_all_done(ctx, ctx->epoch - depth, depth);
+    return data_of(ctx, ctx->self, bytes);
 }
 
-void coll_eager_release(struct coll_ctx *ctx, int slot)
+void coll_eager_publish(struct coll_ctx *ctx)
 {
-    coll_flag_count_down(&entry_of(ctx, slot)->pending);
+    coll_word_set(&entry_of(ctx, ctx->self)->ready, &ctx->me->eager_sleepers, ctx->epoch);
+}
+
+const char *coll_eager_open(struct coll_ctx *ctx, int slot, size_t bytes)
+{
+    /* The writer cannot reuse the entry before we complete this epoch. */
+    coll_staged_wait_epoch(&entry_of(ctx, slot)->ready, &ctx->cc->slots[slot].eager_sleepers, ctx->epoch);
+    return data_of(ctx, slot, bytes);
+}
+
+const char *coll_eager_peek(const struct coll_ctx *ctx, int slot, size_t bytes)
+{
+    return data_of(ctx, slot, bytes);
 }

@@ -56,7 +56,7 @@ static const char *input_buffer(const struct reduce_work *w, int j, const struct
     int slot = w->in_base + j;
     if (w->staged && slot != w->ctx->self) {
         *plan = w->plan;
-        return coll_eager_data(w->ctx, slot) - w->plan->type->lb;
+        return coll_eager_peek(w->ctx, slot, w->count * w->plan->type->size) - w->plan->type->lb;
     }
     const struct coll_args *in = slot_args(w, slot);
     *plan = &in->plan;
@@ -245,25 +245,22 @@ static bool reduce_stages(const struct coll_ctx *ctx, const struct coll_args *ar
 
 static int reduce_staged(struct coll_ctx *ctx, struct coll_args *args)
 {
-    if (args->count == 0)
+    size_t bytes = args->count * args->plan.type->size;
+    if (bytes == 0)
         return MPI_SUCCESS;
     if (ctx->rank != args->root) {
-        dt_pack(coll_eager_claim(ctx), args->input, args->count, args->plan.type);
-        coll_eager_publish(ctx, 1);
+        dt_pack(coll_eager_claim(ctx, bytes), args->input, args->count, args->plan.type);
+        coll_eager_publish(ctx);
         return MPI_SUCCESS;
     }
     ctx->me->args = args;
     for (int j = 0; j < ctx->local_size; j++)
         if (j != ctx->rank)
-            coll_eager_open(ctx, ctx->local_base + j);
+            coll_eager_open(ctx, ctx->local_base + j, bytes);
     struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
                              .in_count = ctx->local_size, .staged = true, .first = 0,
                              .count = args->count, .emit = EMIT_SLOT, .out_base = ctx->self };
-    int rc = work_run(&w, COMBINE_TOTAL);
-    for (int j = 0; j < ctx->local_size; j++)
-        if (j != ctx->rank)
-            coll_eager_release(ctx, ctx->local_base + j);
-    return rc;
+    return work_run(&w, COMBINE_TOTAL);
 }
 
 /* Reduce, allreduce, reduce_scatter(_block); intra- and intercommunicators. */

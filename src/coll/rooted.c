@@ -80,11 +80,12 @@ static bool is_self(const struct coll_ctx *ctx, int peer)
 }
 
 /* Bcast, scatter: the root packs every member's block into its entry
- * (scatter: block p at p x block bytes) for `readers` members. */
-static void stage_root_blocks(struct coll_ctx *ctx, const struct coll_args *args, int readers)
+ * (scatter: block p at p x block bytes). */
+static void stage_root_blocks(struct coll_ctx *ctx, const struct coll_args *args)
 {
-    char *data = coll_eager_claim(ctx);
-    size_t block = 0;
+    size_t block = block_bytes(&args->send, 0);
+    size_t total = block * staged_together(args, ctx->peer_size);
+    char *data = coll_eager_claim(ctx, total);
     for (int p = 0; p < ctx->peer_size; p++) {
         char *buf;
         int count;
@@ -95,10 +96,9 @@ static void stage_root_blocks(struct coll_ctx *ctx, const struct coll_args *args
             dt_pack(data, buf, (size_t)count, type);
             break;
         }
-        block = (size_t)count * type->size;
         dt_pack(data + (size_t)p * block, buf, (size_t)count, type);
     }
-    coll_eager_publish(ctx, readers);
+    coll_eager_publish(ctx);
 }
 
 /* Gather(v): the root copies out every staged deposit. */
@@ -110,11 +110,9 @@ static void collect_deposits(struct coll_ctx *ctx, const struct coll_args *args)
         char *buf;
         int count;
         MPI_Datatype type;
-        int slot = ctx->peer_base + p;
-        const char *in = coll_eager_open(ctx, slot);
-        if (coll_side_block(&args->recv, p, &buf, &count, &type))
-            dt_unpack(buf, (size_t)count, type, in, (size_t)count * type->size);
-        coll_eager_release(ctx, slot);
+        coll_side_block(&args->recv, p, &buf, &count, &type);
+        size_t bytes = (size_t)count * type->size;
+        dt_unpack(buf, (size_t)count, type, coll_eager_open(ctx, ctx->peer_base + p, bytes), bytes);
     }
 }
 
@@ -129,7 +127,7 @@ static int rooted_root(struct coll_ctx *ctx, struct coll_args *args)
         direct += path == PATH_DIRECT;
     }
     if (staged > 0 && !is_gather(args))
-        stage_root_blocks(ctx, args, staged);
+        stage_root_blocks(ctx, args);
     if (direct > 0) {
         ctx->me->args = args;
         atomic_store_explicit(&ctx->me->pending.value, (unsigned)direct, memory_order_relaxed);
@@ -169,17 +167,17 @@ static int rooted_member(struct coll_ctx *ctx, struct coll_args *args)
     MPI_Datatype type;
     if (is_gather(args)) {
         coll_side_block(&args->send, 0, &buf, &count, &type);
-        dt_pack(coll_eager_claim(ctx), buf, (size_t)count, type);
-        coll_eager_publish(ctx, 1);
+        size_t bytes = (size_t)count * type->size;
+        dt_pack(coll_eager_claim(ctx, bytes), buf, (size_t)count, type);
+        coll_eager_publish(ctx);
         return MPI_SUCCESS;
     }
     coll_side_block(&args->recv, 0, &buf, &count, &type);
     size_t block = (size_t)count * type->size;
-    const char *in = coll_eager_open(ctx, root_slot);
+    const char *in = coll_eager_open(ctx, root_slot, block * staged_together(args, ctx->local_size));
     if (args->kind == COLL_SCATTER)
         in += (size_t)ctx->rank * block;
     dt_unpack(buf, (size_t)count, type, in, block);
-    coll_eager_release(ctx, root_slot);
     return MPI_SUCCESS;
 }
 
