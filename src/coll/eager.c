@@ -71,3 +71,28 @@ const char *coll_eager_peek(const struct coll_ctx *ctx, int slot, size_t bytes)
 {
     return data_of(ctx, slot, bytes);
 }
+
+bool coll_meet_fits(const struct coll_ctx *ctx)
+{
+    return !ctx->inter && ctx->local_size <= COLL_MEET_MAX;
+}
+
+void coll_meet_published(struct coll_ctx *ctx)
+{
+    coll_eager_claim(ctx, 0);
+    coll_eager_publish(ctx);
+    for (int j = 0; j < ctx->local_size; j++)
+        if (j != ctx->rank)
+            coll_eager_open(ctx, ctx->local_base + j, 0);
+}
+
+void coll_meet_done(struct coll_ctx *ctx)
+{
+    /* True already: this member has read all it reads of this epoch. */
+    coll_flag_set(&ctx->me->done, ctx->epoch);
+    for (int j = 0; j < ctx->local_size; j++) {
+        struct coll_flag *done = &ctx->cc->slots[ctx->local_base + j].done;
+        if (j != ctx->rank)
+            coll_staged_wait_epoch(&done->value, &done->sleepers, ctx->epoch);
+    }
+}

@@ -47,10 +47,28 @@ void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll
     dt_copy(dst, (size_t)dcount, dtype, src, (size_t)scount, stype);
 }
 
+/* Before: every member's arguments are published. After: nobody reads
+ * another's buffers any more. */
+static void meet_published(struct coll_ctx *ctx)
+{
+    if (coll_meet_fits(ctx))
+        coll_meet_published(ctx);
+    else
+        coll_gate_pass(ctx);
+}
+
+static void meet_done(struct coll_ctx *ctx)
+{
+    if (coll_meet_fits(ctx))
+        coll_meet_done(ctx);
+    else
+        coll_gate_pass(ctx);
+}
+
 int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args)
 {
     ctx->me->args = args;
-    coll_gate_pass(ctx);
+    meet_published(ctx);
     /* Start after our own rank so that peers do not all read rank 0 first. */
     for (int i = 0; i < ctx->peer_size; i++) {
         int peer = (ctx->rank + i) % ctx->peer_size;
@@ -59,7 +77,7 @@ int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args)
             continue;
         coll_pair_copy(coll_peer_args(ctx, ctx->peer_base + peer), ctx->rank, args, peer);
     }
-    coll_gate_pass(ctx);
+    meet_done(ctx);
     return MPI_SUCCESS;
 }
 
@@ -93,7 +111,7 @@ static int swap_blocks(const struct coll_args *a, int a_rank, const struct coll_
 int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args)
 {
     ctx->me->args = args;
-    coll_gate_pass(ctx);
+    meet_published(ctx);
     char *tmp = NULL;
     size_t tmp_bytes = 0;
     int rc = MPI_SUCCESS;
@@ -101,6 +119,6 @@ int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args)
         rc = swap_blocks(args, ctx->rank, coll_peer_args(ctx, ctx->local_base + peer), peer, &tmp,
                          &tmp_bytes);
     free(tmp);
-    coll_gate_pass(ctx);
+    meet_done(ctx);
     return rc;
 }

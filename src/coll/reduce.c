@@ -233,14 +233,18 @@ static int reduce_by_last(struct coll_ctx *ctx, struct coll_args *args)
     return rc;
 }
 
-/* A small reduce on a contiguous type: members stage their input and
- * return; the root combines the deposits (packed = user layout) in rank
- * order and releases them. */
+/* Small reductions on a contiguous type go through staging: a member
+ * that needs no result (reduce) packs its input into its ring entry and
+ * returns; the root combines the deposits in rank order. A small group's
+ * allreduce does the same on every member: each deposits its input and
+ * combines all deposits itself, so nobody waits for a second round. */
 static bool reduce_stages(const struct coll_ctx *ctx, const struct coll_args *args)
 {
     MPI_Datatype t = args->plan.type;
-    return args->kind == COLL_REDUCE && !ctx->inter && t->contiguous &&
-           args->count <= COLL_EAGER_BYTES / (t->size > 0 ? t->size : 1);
+    if (ctx->inter || !t->contiguous || args->count > COLL_EAGER_BYTES / (t->size > 0 ? t->size : 1))
+        return false;
+    return args->kind == COLL_REDUCE ||
+           (args->kind == COLL_ALLREDUCE && ctx->local_size <= COLL_ALLREDUCE_READ_ALL_MAX);
 }
 
 static int reduce_staged(struct coll_ctx *ctx, struct coll_args *args)
@@ -248,11 +252,14 @@ static int reduce_staged(struct coll_ctx *ctx, struct coll_args *args)
     size_t bytes = args->count * args->plan.type->size;
     if (bytes == 0)
         return MPI_SUCCESS;
-    if (ctx->rank != args->root) {
+    bool combines = args->kind == COLL_ALLREDUCE || ctx->rank == args->root;
+    bool deposits = args->kind == COLL_ALLREDUCE ? ctx->local_size > 1 : ctx->rank != args->root;
+    if (deposits) {
         dt_pack(coll_eager_claim(ctx, bytes), args->input, args->count, args->plan.type);
         coll_eager_publish(ctx);
-        return MPI_SUCCESS;
     }
+    if (!combines)
+        return MPI_SUCCESS;
     ctx->me->args = args;
     for (int j = 0; j < ctx->local_size; j++)
         if (j != ctx->rank)

@@ -5,7 +5,10 @@
 
 static int shm_barrier(struct coll_ctx *ctx, struct coll_args *args)
 {
-    coll_gate_pass(ctx);
+    if (coll_meet_fits(ctx))
+        coll_meet_published(ctx);
+    else
+        coll_gate_pass(ctx);
     return MPI_SUCCESS;
 }
 
