@@ -125,6 +125,8 @@ static inline const struct coll_args *coll_peer_args(const struct coll_ctx *ctx,
 char *coll_eager_claim(struct coll_ctx *ctx, size_t bytes);
 void coll_eager_publish(struct coll_ctx *ctx);
 const char *coll_eager_open(struct coll_ctx *ctx, int slot, size_t bytes);
+/* Releases the staging memory with the core's state. */
+void coll_eager_unmap(struct coll_core *cc);
 /* The data of `slot`'s entry of this epoch, already opened. */
 const char *coll_eager_peek(const struct coll_ctx *ctx, int slot, size_t bytes);
 

@@ -36,7 +36,7 @@ struct coll_gate {
  * member and never overwrites unread data. */
 enum {
     COLL_EAGER_DEPTH = 256,         /* entries per member; power of two */
-    COLL_EAGER_INLINE = 60,         /* bytes stored in the entry itself */
+    COLL_EAGER_INLINE = 48,         /* bytes stored in the entry itself */
     COLL_EAGER_BLOCKS = 16,         /* larger-block areas per member; power of two */
     COLL_EAGER_BYTES = 1024,        /* largest staged block */
 };
@@ -46,8 +46,10 @@ enum {
  * the owner keeps cached, so publishing does not wait for this one. */
 struct coll_eager_entry {
     _Alignas(64) atomic_uint ready;         /* epoch whose data the entry holds */
-    char data[COLL_EAGER_INLINE];
+    /* Aligned for any element type a reduction reads in place. */
+    _Alignas(16) char data[COLL_EAGER_INLINE];
 };
+_Static_assert(sizeof(struct coll_eager_entry) == 64, "a staging entry is one cache line");
 
 struct coll_slot {
     /* Written by the member, read by its peers. */
@@ -73,9 +75,10 @@ struct coll_core {
     int nslots;
     atomic_int attached;            /* comm cores using this state */
     struct coll_gate gate;
-    struct coll_eager_entry *eager_entries; /* nslots x COLL_EAGER_DEPTH */
-    char *eager_blocks;             /* nslots x COLL_EAGER_BLOCKS x COLL_EAGER_BYTES */
-    void *eager_memory;             /* both, as allocated (zeroed; pages touched on first use) */
+    /* Staging memory, mapped by the first member that stages anything on
+     * the core (so creating communicators costs nothing more): nslots x
+     * COLL_EAGER_DEPTH entries, then nslots x COLL_EAGER_BLOCKS areas. */
+    _Atomic(struct coll_eager_entry *) eager;
     struct coll_slot slots[];
 };
 

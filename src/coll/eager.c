@@ -2,12 +2,48 @@
  * own entry for the current epoch and returns; readers copy out of it. A
  * writer reuses an entry only once every member completed the collective
  * `depth` epochs back, the last one that could have used it. */
+#include <sys/mman.h>
+
 #include "coll_impl.h"
+
+static size_t entries_bytes(const struct coll_core *cc)
+{
+    return (size_t)cc->nslots * COLL_EAGER_DEPTH * sizeof(struct coll_eager_entry);
+}
+
+static size_t staging_bytes(const struct coll_core *cc)
+{
+    return entries_bytes(cc) + (size_t)cc->nslots * COLL_EAGER_BLOCKS * COLL_EAGER_BYTES;
+}
+
+/* Maps the staging memory on first use (fresh zero pages, touched only
+ * where used); whoever loses the race unmaps its own. */
+static struct coll_eager_entry *staging(const struct coll_ctx *ctx)
+{
+    struct coll_core *cc = ctx->cc;
+    struct coll_eager_entry *e = atomic_load_explicit(&cc->eager, memory_order_acquire);
+    if (STRAND_LIKELY(e != NULL))
+        return e;
+    void *mem = mmap(NULL, staging_bytes(cc), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        error_fatal("collective", MPI_ERR_NO_MEM, "cannot map the staging memory of a communicator");
+    if (atomic_compare_exchange_strong_explicit(&cc->eager, &e, mem, memory_order_acq_rel, memory_order_acquire))
+        return mem;
+    munmap(mem, staging_bytes(cc));
+    return e;
+}
+
+void coll_eager_unmap(struct coll_core *cc)
+{
+    struct coll_eager_entry *e = atomic_load_explicit(&cc->eager, memory_order_acquire);
+    if (e != NULL)
+        munmap(e, staging_bytes(cc));
+}
 
 static struct coll_eager_entry *entry_of(const struct coll_ctx *ctx, int slot)
 {
     size_t index = ctx->epoch & (COLL_EAGER_DEPTH - 1);
-    return &ctx->cc->eager_entries[(size_t)slot * COLL_EAGER_DEPTH + index];
+    return &staging(ctx)[(size_t)slot * COLL_EAGER_DEPTH + index];
 }
 
 static char *data_of(const struct coll_ctx *ctx, int slot, size_t bytes)
@@ -15,7 +51,7 @@ static char *data_of(const struct coll_ctx *ctx, int slot, size_t bytes)
     if (bytes <= COLL_EAGER_INLINE)
         return entry_of(ctx, slot)->data;
     size_t area = (size_t)slot * COLL_EAGER_BLOCKS + (ctx->epoch & (COLL_EAGER_BLOCKS - 1));
-    return ctx->cc->eager_blocks + area * COLL_EAGER_BYTES;
+    return (char *)staging(ctx) + entries_bytes(ctx->cc) + area * COLL_EAGER_BYTES;
 }
 
 static bool serial_ge(unsigned a, unsigned b)

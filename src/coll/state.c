@@ -1,6 +1,5 @@
 /* Collective state attached to every communicator core, and the entry
  * into a collective: which slot is the caller's, which epoch this is. */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +14,6 @@ static struct coll_core *state_create(int nslots)
     if (cc == NULL)
         return NULL;
     memset(cc, 0, bytes);
-    /* calloc: large rings come as fresh zero pages, untouched until used. */
-    size_t entries = (size_t)nslots * COLL_EAGER_DEPTH * sizeof(struct coll_eager_entry);
-    size_t blocks = (size_t)nslots * COLL_EAGER_BLOCKS * COLL_EAGER_BYTES;
-    cc->eager_memory = calloc(1, entries + blocks + 64);
-    if (cc->eager_memory == NULL) {
-        free(cc);
-        return NULL;
-    }
-    uintptr_t at = ((uintptr_t)cc->eager_memory + 63) & ~(uintptr_t)63;
-    cc->eager_entries = (struct coll_eager_entry *)at;
-    cc->eager_blocks = (char *)at + entries;
     cc->nslots = nslots;
     /* Every member is in this node process: shared-address-space algorithms. */
     cc->algo = &coll_shm_algorithms;
@@ -67,7 +55,7 @@ void coll_comm_detach(struct comm_core *core)
     struct coll_core *cc = core->coll;
     core->coll = NULL;
     if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1) {
-        free(cc->eager_memory);
+        coll_eager_unmap(cc);
         free(cc);
     }
 }
