@@ -134,8 +134,8 @@ const char *coll_eager_peek(const struct coll_ctx *ctx, int slot, size_t bytes);
  * a word and reads every other member's (n^2 reads, no counter line that
  * all fight over, no second hop through a last arriver). Above these
  * sizes the quadratic reads cost more than the gate's sleeps (measured on
- * 2 cores: allreduce 8 B 147 vs 185 us at 64 ranks, 960 vs 385 at 128;
- * barrier 62 vs 74 us at 16, 376 vs 304 at 64). */
+ * 2 cores: barrier 62 vs 74 us at 16 ranks, 376 vs 304 at 64; allreduce
+ * 8 B with a core per rank 0.14 vs 0.61 us at 2 ranks). */
 enum { COLL_ALLREDUCE_READ_ALL_MAX = 64, COLL_MEET_MAX = 32 };
 /* Whether this core's members meet that way. */
 bool coll_meet_fits(const struct coll_ctx *ctx);
