@@ -24,6 +24,33 @@ struct coll_gate {
     _Alignas(64) struct coll_flag round;
 };
 
+/* Eager staging: every member owns a ring of COLL_EAGER_DEPTH entries,
+ * entry `epoch % depth` for the collective of that epoch. Only the owner
+ * writes its entries (the root of a bcast or scatter its data, a gather or
+ * reduce member its block). A block of up to COLL_EAGER_INLINE bytes is
+ * stored in the entry's own cache line, next to its ready flag; a larger
+ * one, up to COLL_EAGER_BYTES, in a shallower ring of COLL_EAGER_BLOCKS
+ * areas. A writer reuses an entry (area) only when every member has
+ * completed the collective that last could have used it (`done` >= epoch -
+ * depth), so it runs at most `depth` collectives ahead of the slowest
+ * member and never overwrites unread data. */
+enum {
+    COLL_EAGER_DEPTH = 256,         /* entries per member; power of two */
+    COLL_EAGER_INLINE = 48,         /* bytes stored in the entry itself */
+    COLL_EAGER_BLOCKS = 16,         /* larger-block areas per member; power of two */
+    COLL_EAGER_BYTES = 1024,        /* largest staged block */
+};
+
+/* One cache line: a reader of a small block fetches flag and data at once.
+ * Its sleepers are counted in the owner's slot (`eager_sleepers`), a line
+ * the owner keeps cached, so publishing does not wait for this one. */
+struct coll_eager_entry {
+    _Alignas(64) atomic_uint ready;         /* epoch whose data the entry holds */
+    /* Aligned for any element type a reduction reads in place. */
+    _Alignas(16) char data[COLL_EAGER_INLINE];
+};
+_Static_assert(sizeof(struct coll_eager_entry) == 64, "a staging entry is one cache line");
+
 struct coll_slot {
     /* Written by the member, read by its peers. */
     _Alignas(64) struct coll_flag arrive;   /* epoch whose `args` are published (rooted patterns) */
@@ -33,6 +60,11 @@ struct coll_slot {
     uint64_t gate_uses;
     /* Written by peers: how many still have to act on this member's epoch. */
     _Alignas(64) struct coll_flag pending;
+    /* Written by the member after each collective: the last epoch it completed. */
+    _Alignas(64) struct coll_flag done;
+    unsigned eager_clear;           /* own: every member is known done up to here */
+    /* Readers asleep on one of this member's ring entries. */
+    _Alignas(64) atomic_uint eager_sleepers;
 };
 
 struct coll_core {
@@ -43,6 +75,10 @@ struct coll_core {
     int nslots;
     atomic_int attached;            /* comm cores using this state */
     struct coll_gate gate;
+    /* Staging memory, mapped by the first member that stages anything on
+     * the core (so creating communicators costs nothing more): nslots x
+     * COLL_EAGER_DEPTH entries, then nslots x COLL_EAGER_BLOCKS areas. */
+    _Atomic(struct coll_eager_entry *) eager;
     struct coll_slot slots[];
 };
 

@@ -1,19 +1,12 @@
-/* The data movement engine: every block goes straight from the sender's
- * buffer to the receiver's, copied once by whichever of the two is not
- * the root (so the copies of a rooted collective run in parallel).
- *
- * Rooted (bcast, gather, scatter): the root publishes its arguments with a
- * pending count of its peers; each peer copies its blocks to or from the
- * root's buffers and counts down; the root returns when the count is zero.
- * All-to-all (allgather, alltoall): publish, gate, each rank pulls its
- * blocks from every peer's buffer, gate. */
+/* The all-to-all data movement engine (allgather, alltoall): publish,
+ * gate, each rank pulls its blocks straight from every peer's buffer into
+ * its own, gate. Also the block helpers the rooted engine shares. */
 #include <stdlib.h>
 
 #include "../datatype/datatype.h"
 #include "coll_impl.h"
 
-/* The block `side` holds for peer `peer`; false when empty. */
-static bool side_block(const struct coll_side *s, int peer, char **buf, int *count, MPI_Datatype *type)
+bool coll_side_block(const struct coll_side *s, int peer, char **buf, int *count, MPI_Datatype *type)
 {
     switch (s->layout) {
     case LAYOUT_NONE:
@@ -42,57 +35,49 @@ static bool side_block(const struct coll_side *s, int peer, char **buf, int *cou
     return *count > 0;
 }
 
-/* Copies the block `from` sends to the receiver (its rank `to_rank` in the
- * sender's peer group) into the receiver's block for the sender. */
-static void pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank)
+void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank)
 {
     char *src, *dst;
     int scount, dcount;
     MPI_Datatype stype, dtype;
-    if (!side_block(&from->send, to_rank, &src, &scount, &stype))
+    if (!coll_side_block(&from->send, to_rank, &src, &scount, &stype))
         return;
-    if (!side_block(&to->recv, from_rank, &dst, &dcount, &dtype))
+    if (!coll_side_block(&to->recv, from_rank, &dst, &dcount, &dtype))
         return;
     dt_copy(dst, (size_t)dcount, dtype, src, (size_t)scount, stype);
 }
 
-int coll_exchange_rooted(struct coll_ctx *ctx, struct coll_args *args)
+/* Before: every member's arguments are published. After: nobody reads
+ * another's buffers any more. */
+static void meet_published(struct coll_ctx *ctx)
 {
-    enum coll_role role = coll_role_of(ctx, args->root);
-    if (role == ROLE_IDLE)
-        return MPI_SUCCESS;
-    if (role == ROLE_ROOT) {
-        int peers = ctx->inter ? ctx->peer_size : ctx->local_size - 1;
-        ctx->me->args = args;
-        atomic_store_explicit(&ctx->me->pending.value, (unsigned)peers, memory_order_relaxed);
-        coll_flag_set(&ctx->me->arrive, ctx->epoch);
-        if (!ctx->inter && !args->skip_self)
-            pair_copy(args, ctx->rank, args, ctx->rank);
-        coll_flag_wait_zero(&ctx->me->pending);
-        return MPI_SUCCESS;
-    }
-    struct coll_slot *root = &ctx->cc->slots[coll_root_slot(ctx, args->root)];
-    coll_flag_wait_epoch(&root->arrive, ctx->epoch);
-    const struct coll_args *rargs = root->args;
-    pair_copy(rargs, ctx->rank, args, args->root);
-    pair_copy(args, args->root, rargs, ctx->rank);
-    coll_flag_count_down(&root->pending);
-    return MPI_SUCCESS;
+    if (coll_meet_fits(ctx))
+        coll_meet_published(ctx);
+    else
+        coll_gate_pass(ctx);
+}
+
+static void meet_done(struct coll_ctx *ctx)
+{
+    if (coll_meet_fits(ctx))
+        coll_meet_done(ctx);
+    else
+        coll_gate_pass(ctx);
 }
 
 int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args)
 {
     ctx->me->args = args;
-    coll_gate_pass(ctx);
+    meet_published(ctx);
     /* Start after our own rank so that peers do not all read rank 0 first. */
     for (int i = 0; i < ctx->peer_size; i++) {
         int peer = (ctx->rank + i) % ctx->peer_size;
         bool is_self = !ctx->inter && peer == ctx->rank;
         if (is_self && args->skip_self)
             continue;
-        pair_copy(coll_peer_args(ctx, ctx->peer_base + peer), ctx->rank, args, peer);
+        coll_pair_copy(coll_peer_args(ctx, ctx->peer_base + peer), ctx->rank, args, peer);
     }
-    coll_gate_pass(ctx);
+    meet_done(ctx);
     return MPI_SUCCESS;
 }
 
@@ -105,8 +90,8 @@ static int swap_blocks(const struct coll_args *a, int a_rank, const struct coll_
     char *pa, *pb;
     int ca, cb;
     MPI_Datatype ta, tb;
-    bool has_a = side_block(&a->recv, b_rank, &pa, &ca, &ta);
-    bool has_b = side_block(&b->recv, a_rank, &pb, &cb, &tb);
+    bool has_a = coll_side_block(&a->recv, b_rank, &pa, &ca, &ta);
+    bool has_b = coll_side_block(&b->recv, a_rank, &pb, &cb, &tb);
     if (!has_a || !has_b)
         return MPI_SUCCESS;
     size_t bytes = (size_t)ca * ta->size;
@@ -126,7 +111,7 @@ static int swap_blocks(const struct coll_args *a, int a_rank, const struct coll_
 int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args)
 {
     ctx->me->args = args;
-    coll_gate_pass(ctx);
+    meet_published(ctx);
     char *tmp = NULL;
     size_t tmp_bytes = 0;
     int rc = MPI_SUCCESS;
@@ -134,6 +119,6 @@ int coll_alltoall_in_place(struct coll_ctx *ctx, struct coll_args *args)
         rc = swap_blocks(args, ctx->rank, coll_peer_args(ctx, ctx->local_base + peer), peer, &tmp,
                          &tmp_bytes);
     free(tmp);
-    coll_gate_pass(ctx);
+    meet_done(ctx);
     return rc;
 }

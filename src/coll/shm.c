@@ -5,7 +5,10 @@
 
 static int shm_barrier(struct coll_ctx *ctx, struct coll_args *args)
 {
-    coll_gate_pass(ctx);
+    if (coll_meet_fits(ctx))
+        coll_meet_published(ctx);
+    else
+        coll_gate_pass(ctx);
     return MPI_SUCCESS;
 }
 
@@ -18,11 +21,11 @@ const struct coll_algorithms coll_shm_algorithms = {
     .name = "shared-address-space",
     .run = {
         [COLL_BARRIER] = shm_barrier,
-        [COLL_BCAST] = coll_exchange_rooted,
-        [COLL_GATHER] = coll_exchange_rooted,
-        [COLL_GATHERV] = coll_exchange_rooted,
-        [COLL_SCATTER] = coll_exchange_rooted,
-        [COLL_SCATTERV] = coll_exchange_rooted,
+        [COLL_BCAST] = coll_rooted_engine,
+        [COLL_GATHER] = coll_rooted_engine,
+        [COLL_GATHERV] = coll_rooted_engine,
+        [COLL_SCATTER] = coll_rooted_engine,
+        [COLL_SCATTERV] = coll_rooted_engine,
         [COLL_ALLGATHER] = coll_exchange_all,
         [COLL_ALLGATHERV] = coll_exchange_all,
         [COLL_ALLTOALL] = shm_alltoall,

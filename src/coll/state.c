@@ -54,8 +54,10 @@ void coll_comm_detach(struct comm_core *core)
 {
     struct coll_core *cc = core->coll;
     core->coll = NULL;
-    if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1)
+    if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1) {
+        coll_eager_unmap(cc);
         free(cc);
+    }
 }
 
 struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm)
@@ -83,5 +85,8 @@ struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm)
 int coll_run(struct coll_ctx *ctx, struct coll_args *args)
 {
     ctx->epoch = ++ctx->me->epoch;
-    return ctx->cc->algo->run[args->kind](ctx, args);
+    int rc = ctx->cc->algo->run[args->kind](ctx, args);
+    /* Everything this member reads of the collective has been read. */
+    coll_flag_set(&ctx->me->done, ctx->epoch);
+    return rc;
 }

@@ -1,9 +1,44 @@
 /* Waiting inside collectives: spin briefly, then sleep on the flag's
  * futex word, so that hundreds of oversubscribed ranks progress at the
  * speed of the work. A flag is woken with one system call however many
- * ranks sleep on it, and with none when nobody sleeps. */
+ * ranks sleep on it, and with none when nobody sleeps.
+ *
+ * Setting a flag must not miss a sleeper: the setter stores the value and
+ * then reads `sleepers`, the sleeper increments `sleepers` and then reads
+ * the value, and one of them must see the other's write. With a core per
+ * rank, setting is the hot path (a staged bcast sets two flags per call)
+ * and a fence there stalls until the flag's cache line came back from the
+ * rank polling it; so the setter only keeps its compiler order and the
+ * rare sleeper pays instead, with membarrier(), which runs a full barrier
+ * on every running thread of the process. Oversubscribed, ranks sleep all
+ * the time and the setter fences. */
+#include <linux/membarrier.h>
+#include <sched.h>
+
 #include "../util/futex.h"
 #include "coll_impl.h"
+
+enum barrier_mode { MODE_UNSET, MODE_SETTER_FENCES, MODE_SLEEPER_MEMBARRIER };
+static _Atomic int barrier_mode = MODE_UNSET;
+
+static int membarrier(int cmd)
+{
+    return (int)syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+static enum barrier_mode mode(void)
+{
+    int m = atomic_load_explicit(&barrier_mode, memory_order_relaxed);
+    if (STRAND_LIKELY(m != MODE_UNSET))
+        return (enum barrier_mode)m;
+    /* Every thread computes the same answer; registering twice is harmless. */
+    m = MODE_SETTER_FENCES;
+    if (strand_node.config.nranks <= strand_node.ncores &&
+        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+        m = MODE_SLEEPER_MEMBARRIER;
+    atomic_store_explicit(&barrier_mode, m, memory_order_relaxed);
+    return (enum barrier_mode)m;
+}
 
 /* Epoch flags only move forward, and a waiter may see them move past its
  * target (the setter can go on to the next collective before the waiter
@@ -13,72 +48,120 @@ static inline bool flag_done(unsigned value, unsigned target, bool serial)
     return serial ? (int)(value - target) >= 0 : value == target;
 }
 
-static void flag_wait(struct coll_flag *f, unsigned target, bool serial)
+static bool word_check(atomic_uint *value, unsigned target, bool serial)
+{
+    return flag_done(atomic_load_explicit(value, memory_order_acquire), target, serial);
+}
+
+/* Oversubscribed, a reader of staged data usually waits for a writer that
+ * is runnable but not running: yielding hands it the core without the two
+ * system calls of a futex sleep and wake, and lets a writer that is ahead
+ * fill more entries before the reader comes back. */
+enum { STAGED_YIELDS = 32 };
+
+static void word_sleep(atomic_uint *value, atomic_uint *sleepers, unsigned target, bool serial)
+{
+    bool membarrier_first = mode() == MODE_SLEEPER_MEMBARRIER;
+    for (;;) {
+        atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
+        if (membarrier_first)
+            membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+        unsigned seen = atomic_load_explicit(value, memory_order_seq_cst);
+        /* The kernel rechecks the word, so a change after this load is not lost. */
+        if (!flag_done(seen, target, serial))
+            futex_wait(value, seen);
+        atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
+        if (word_check(value, target, serial))
+            return;
+    }
+}
+
+static void word_wait(atomic_uint *value, atomic_uint *sleepers, unsigned target, bool serial, int yields)
 {
     for (int i = 0; i < strand_node.spin_limit; i++) {
-        if (flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial))
+        if (word_check(value, target, serial))
             return;
         cpu_relax();
     }
-    for (;;) {
-        atomic_fetch_add_explicit(&f->sleepers, 1, memory_order_seq_cst);
-        unsigned seen = atomic_load_explicit(&f->value, memory_order_seq_cst);
-        /* The kernel rechecks the word, so a change after this load is not lost. */
-        if (!flag_done(seen, target, serial))
-            futex_wait(&f->value, seen);
-        atomic_fetch_sub_explicit(&f->sleepers, 1, memory_order_relaxed);
-        if (flag_done(atomic_load_explicit(&f->value, memory_order_acquire), target, serial))
+    for (int i = 0; i < yields; i++) {
+        if (word_check(value, target, serial))
             return;
+        sched_yield();
     }
+    word_sleep(value, sleepers, target, serial);
 }
 
 void coll_flag_wait_epoch(struct coll_flag *f, unsigned epoch)
 {
-    flag_wait(f, epoch, true);
+    word_wait(&f->value, &f->sleepers, epoch, true, 0);
 }
 
 void coll_flag_wait_zero(struct coll_flag *f)
 {
-    flag_wait(f, 0, false);
+    word_wait(&f->value, &f->sleepers, 0, false, 0);
 }
 
-static void flag_wake(struct coll_flag *f)
+void coll_staged_wait_epoch(atomic_uint *value, atomic_uint *sleepers, unsigned epoch)
 {
-    /* Pairs with the waiter's increment of `sleepers` before its last check. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&f->sleepers, memory_order_relaxed) != 0)
-        futex_wake_all(&f->value);
+    bool oversubscribed = strand_node.config.nranks > strand_node.ncores;
+    word_wait(value, sleepers, epoch, true, oversubscribed ? STAGED_YIELDS : 0);
+}
+
+static void word_wake(atomic_uint *value, atomic_uint *sleepers)
+{
+    /* Pairs with the sleeper's increment of `sleepers` before its last check. */
+    if (mode() == MODE_SLEEPER_MEMBARRIER)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(sleepers, memory_order_relaxed) != 0)
+        futex_wake_all(value);
+}
+
+void coll_word_set(atomic_uint *value, atomic_uint *sleepers, unsigned v)
+{
+    atomic_store_explicit(value, v, memory_order_release);
+    word_wake(value, sleepers);
 }
 
 void coll_flag_set(struct coll_flag *f, unsigned value)
 {
-    atomic_store_explicit(&f->value, value, memory_order_release);
-    flag_wake(f);
+    coll_word_set(&f->value, &f->sleepers, value);
 }
 
 void coll_flag_count_down(struct coll_flag *f)
 {
     if (atomic_fetch_sub_explicit(&f->value, 1, memory_order_acq_rel) == 1)
-        flag_wake(f);
+        word_wake(&f->value, &f->sleepers);
 }
 
-void coll_gate_arrive(struct coll_ctx *ctx, bool wait)
+bool coll_gate_enter(struct coll_ctx *ctx)
 {
     struct coll_gate *g = &ctx->cc->gate;
     uint64_t use = ++ctx->me->gate_uses;
     /* acq_rel: the last arriver sees every member's writes before the gate,
-     * and its release of `round` hands them to all waiters. A member cannot
-     * arrive for use k+1 before use k completed (every algorithm that
-     * arrives without waiting then waits for someone who did wait), so the
-     * count never mixes uses. */
+     * and its release of `round` hands them (and its own) to all waiters. A
+     * member cannot enter use k+1 before use k opened (every member either
+     * waits for the gate or for someone who did), so the count never mixes
+     * uses. */
     uint64_t before = atomic_fetch_add_explicit(&g->arrived, 1, memory_order_acq_rel);
-    if (before + 1 == use * (uint64_t)ctx->cc->nslots)
-        coll_flag_set(&g->round, (unsigned)use);
-    else if (wait)
-        coll_flag_wait_epoch(&g->round, (unsigned)use);
+    return before + 1 == use * (uint64_t)ctx->cc->nslots;
+}
+
+void coll_gate_open(struct coll_ctx *ctx)
+{
+    coll_flag_set(&ctx->cc->gate.round, (unsigned)ctx->me->gate_uses);
+}
+
+void coll_gate_wait(struct coll_ctx *ctx)
+{
+    coll_flag_wait_epoch(&ctx->cc->gate.round, (unsigned)ctx->me->gate_uses);
 }
 
 void coll_gate_pass(struct coll_ctx *ctx)
 {
-    coll_gate_arrive(ctx, true);
+    if (coll_gate_enter(ctx))
+        coll_gate_open(ctx);
+    else
+        coll_gate_wait(ctx);
 }
