@@ -7,7 +7,8 @@
  * so nothing else is left to complete. How "every member arrived" is seen
  * depends on the window's size:
  *  - small windows (FENCE_FLAGS_MAX): a member polls the others' fence
- *    words, and every arriver wakes the members that sleep. A 2-member
+ *    words, and every arriver wakes the members that sleep (after its
+ *    first look at the others: arrive_flags). A 2-member
  *    fence costs each side one store and one read of the other's line,
  *    in parallel, instead of two serialized read-modify-writes of a
  *    shared counter plus the read of a "done" word;
@@ -26,6 +27,7 @@
  * both) neither ends nor opens an epoch: it touches no shared word.
  *
  * tests/model/rma_model.c checks both variants over every interleaving. */
+#include "../util/futex.h"
 #include "rma.h"
 
 #define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -36,8 +38,7 @@ struct arrival_wait {
     int next;                       /* members before this one have arrived */
 };
 
-/* Every member has reached `gen` (the caller's own word is not read:
- * it arrived before waiting). */
+/* Every member has reached `gen` (progress kept in `next`: words only grow). */
 static bool all_arrived(void *arg)
 {
     struct arrival_wait *a = arg;
@@ -83,23 +84,47 @@ static void count_arrival(struct win_core *core, unsigned k)
     }
 }
 
-static void fence_arrive(struct win_core *core, int rank, struct fence_cursor *cur, int assert)
+/* Small windows: publish, look for the others, then wake the sleepers.
+ * Waking after the look rather than before it keeps the fence that orders
+ * our store before the load of each `sleepers` off the critical path: by
+ * then the store has left the store buffer. A sleeper is still woken
+ * before we could sleep ourselves (the look is a bounded spin), and at
+ * once when we do not wait. True if every member has arrived. */
+static bool arrive_flags(struct win_core *core, unsigned k, bool wait, struct arrival_wait *a)
+{
+    *a = (struct arrival_wait){ core, k, 0 };
+    bool all = false;
+    for (int i = 0; wait && i < strand_node.spin_limit && !(all = all_arrived(a)); i++)
+        cpu_relax();
+    win_wake_members(core);
+    return all;
+}
+
+/* Arrives at the next generation; if `wait`, waits until every member has. */
+static void fence_arrive(struct win_core *core, int rank, struct fence_cursor *cur, int assert, bool wait)
 {
     unsigned k = ++cur->gen;
     /* The ring entries of k were last used by generation k - FENCE_RING. */
     wait_all(core, cur, k - FENCE_RING);
     fence_publish(&core->members[rank].fence, k, assert);
-    if (core->fence_flags)
-        win_wake_members(core);
-    else
+    if (!core->fence_flags) {
         count_arrival(core, k);
+        if (wait)
+            wait_all(core, cur, k);
+        return;
+    }
+    struct arrival_wait a;
+    bool all = arrive_flags(core, k, wait, &a);
+    if (!wait)
+        return;
+    if (!all)
+        rank_wait_until(strand_self, all_arrived, &a);
+    cur->synced = k;
 }
 
 void fence_pass_core(struct win_core *core, int rank, struct fence_cursor *cur, bool wait)
 {
-    fence_arrive(core, rank, cur, 0);
-    if (wait)
-        wait_all(core, cur, cur->gen);
+    fence_arrive(core, rank, cur, 0, wait);
 }
 
 void fence_await_target(struct strand_win *w, int target)
@@ -142,11 +167,8 @@ int PMPI_Win_fence(int assert, MPI_Win win)
     bool misused = (assert & MPI_MODE_NOPRECEDE) && w->fence_ops;
     bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
     bool wait = !(assert & MPI_MODE_NOPRECEDE) || misused;
-    if (!noop) {
-        fence_arrive(w->core, w->rank, &w->fence_cur, assert);
-        if (wait)
-            wait_all(w->core, &w->fence_cur, w->fence_cur.gen);
-    }
+    if (!noop)
+        fence_arrive(w->core, w->rank, &w->fence_cur, assert, wait);
     w->fence_ops = false;
     if (assert & MPI_MODE_NOSUCCEED)
         w->fence = FENCE_CLOSED;

@@ -7,7 +7,9 @@
  * PMPI_Win_fence (no wait with MPI_MODE_NOPRECEDE), fence_await_target
  * and fence_target_assert before an operation, with the sleep/wake
  * handshake of src/core/wait.c. The ring has 2 entries here (4 in the
- * library) so that running ahead with NOPRECEDE reaches its bound.
+ * library) so that running ahead with NOPRECEDE reaches its bound. The
+ * flags variant's look at the others before waking (arrive_flags) is one
+ * poll: more polls repeat loads the wait makes anyway.
  *
  * Each process calls G fences; a configuration says which are
  * NOPRECEDE (all members give the same asserts, as MPI requires). In an
@@ -34,6 +36,7 @@ enum fence_pc {
     F_BOUND_WAIT,   /* wait_all(k - RING) */
     F_PUB_ASSERT,   /* fence_publish: assert[k % RING] = k */
     F_PUB_ARRIVED,  /* fence_publish: arrived = k */
+    F_LOOK,         /* flags variant, waiting: arrive_flags' look at the others (one poll) */
     F_COUNT,        /* counter variant: fetch_add(arrivals[k % RING]) */
     F_RESET,        /* last arriver: arrivals[k % RING] = 0 */
     F_DONE_STORE,   /* last arriver: fence_done = k */
@@ -51,6 +54,7 @@ enum { WAIT_ALL, WAIT_TARGET };
 
 struct fence_proc {
     uint8_t pc, gen, synced, i, wake_phase, wait_kind, wait_want;
+    uint8_t look, all_seen;     /* arrive_flags: cursor of the look, and whether all had arrived */
     struct wait_m wait;
 };
 
@@ -129,10 +133,20 @@ static void wait_all_or(struct fence_proc *me, uint8_t want, uint8_t wait_pc, ui
 
 static void after_arrival(struct fence_proc *me)
 {
-    if (cfg.noprecede[me->gen])
+    if (cfg.noprecede[me->gen]) {
         me->pc = F_AFTER;
-    else
+    } else if (cfg.flags) {
+        /* fence_arrive: wait unless the look saw everyone (no synced shortcut). */
+        if (me->all_seen)
+            me->synced = me->gen;
+        if (me->all_seen)
+            me->pc = F_AFTER;
+        else
+            begin_wait(me, WAIT_ALL, me->gen, F_WAIT);
+        me->all_seen = 0;
+    } else {
         wait_all_or(me, me->gen, F_WAIT, F_AFTER);
+    }
 }
 
 static bool fence_step(void *sv, int p)
@@ -167,7 +181,18 @@ static bool fence_step(void *sv, int p)
     case F_PUB_ARRIVED:
         s->arrived[p] = (uint8_t)k;
         me->i = 0;
-        me->pc = cfg.flags ? F_WAKE : F_COUNT;
+        me->pc = !cfg.flags ? F_COUNT : cfg.noprecede[k] ? F_WAKE : F_LOOK;
+        return true;
+    case F_LOOK:
+        /* all_arrived, one member per step; then win_wake_members. */
+        if (!newer(s->arrived[me->look], (uint8_t)k)) {
+            me->look = 0;
+            me->pc = F_WAKE;
+        } else if (++me->look == n) {
+            me->look = 0;
+            me->all_seen = 1;
+            me->pc = F_WAKE;
+        }
         return true;
     case F_COUNT:
         if (++s->arrivals[k % RING] == n)
