@@ -6,13 +6,14 @@
  * the epoch before k: operations are copies done by the origin at once,
  * so nothing else is left to complete. How "every member arrived" is seen
  * depends on the window's size:
- *  - small windows (FENCE_FLAGS_MAX): a member polls the others' fence
+ *  - small windows (FENCE_FLAGS_MAX, ranks not outnumbering cores): a
+ *    member polls the others' fence
  *    words, and every arriver wakes the members that sleep (after its
  *    first look at the others: arrive_flags). A 2-member
  *    fence costs each side one store and one read of the other's line,
  *    in parallel, instead of two serialized read-modify-writes of a
  *    shared counter plus the read of a "done" word;
- *  - larger windows: each arriver adds one to the arrival counter of k;
+ *  - otherwise: each arriver adds one to the arrival counter of k;
  *    the member that brings it to `size` resets it and publishes k in
  *    `fence_done`, and alone wakes the sleepers (one wake per member per
  *    fence, which matters when ranks outnumber cores).

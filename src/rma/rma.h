@@ -34,9 +34,10 @@
  * asserts are rings of this size. */
 enum { FENCE_RING = 4 };
 
-/* Windows of at most this many members fence by polling each member's
- * arrival word (no shared counter to pass around); larger ones count
- * arrivals on one counter, and only the last arriver wakes the sleepers. */
+/* Windows of at most this many members, in a node whose ranks each have
+ * a core, fence by polling each member's arrival word (no shared counter
+ * to pass around); others count arrivals on one counter, and only the
+ * last arriver wakes the sleepers (one wake per member and fence). */
 enum { FENCE_FLAGS_MAX = 4 };
 
 struct strand_win;
@@ -114,7 +115,7 @@ struct win_core {
     struct win_index_entry *index;  /* sorted by rank pointer */
     atomic_int refs;                /* member handles */
     atomic_int create_error;        /* MPI_Win_create: the first member's error class */
-    bool fence_flags;               /* size <= FENCE_FLAGS_MAX: fence polls the members' words */
+    bool fence_flags;               /* fence polls the members' words (FENCE_FLAGS_MAX) */
     _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
     _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
 };

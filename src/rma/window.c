@@ -86,7 +86,9 @@ static struct win_core *core_create(struct rank **ranks, int n)
         return NULL;
     memset(core, 0, sizeof *core);
     core->size = n;
-    core->fence_flags = n <= FENCE_FLAGS_MAX;
+    /* Polled words pay only while every rank has a core: oversubscribed,
+     * each arrival would wake sleepers that cannot proceed yet. */
+    core->fence_flags = n <= FENCE_FLAGS_MAX && strand_node.config.nranks <= strand_node.ncores;
     core->members = aligned_alloc(64, (size_t)n * sizeof *core->members);
     core->ranks = malloc((size_t)n * sizeof *core->ranks);
     core->index = malloc((size_t)n * sizeof *core->index);

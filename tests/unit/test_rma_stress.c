@@ -8,8 +8,9 @@
  *  - PSCW on changing subsets: the target's wait returns only after every
  *    origin's complete, with every origin's put visible; the target's own
  *    stores before post are never overwritten by an early put;
- *  - fence, on a small window (per-member arrival words) and a large one
- *    (arrival counter), with MPI_MODE_NOPRECEDE epochs: after the closing
+ *  - fence, on small windows with a core per rank (per-member arrival
+ *    words) and on a large or oversubscribed one (arrival counter), with
+ *    MPI_MODE_NOPRECEDE epochs: after the closing
  *    fence every put of the epoch is visible, and a member's own store
  *    before the opening fence is never overtaken by an epoch's put.
  * Built as well under ThreadSanitizer (./configure --enable-tsan), where it
@@ -55,10 +56,12 @@ static void *rank_thread(void *arg)
     return NULL;
 }
 
-/* Runs body on one thread per rank of an n-rank unit node. */
-static void run_ranks(int n, void (*body)(int rank, int size))
+/* Runs body on one thread per rank of an n-rank unit node that has
+ * `cores` cores (the fence variant depends on it). */
+static void run_ranks_on(int n, int cores, void (*body)(int rank, int size))
 {
     unit_node_create(n, 1024);
+    strand_node.ncores = cores;
     atomic_store(&failures, 0);
     pthread_t threads[MAX_RANKS];
     struct rank_start starts[MAX_RANKS];
@@ -70,6 +73,11 @@ static void run_ranks(int n, void (*body)(int rank, int size))
         pthread_join(threads[i], NULL);
     unit_node_destroy();
     CU_ASSERT_EQUAL(atomic_load(&failures), 0);
+}
+
+static void run_ranks(int n, void (*body)(int rank, int size))
+{
+    run_ranks_on(n, n, body);
 }
 
 /* --- lock */
@@ -228,13 +236,14 @@ static void fence_body(int rank, int size)
 
 static void test_fence_small(void)
 {
-    run_ranks(2, fence_body);
-    run_ranks(4, fence_body);
+    run_ranks_on(2, 2, fence_body);
+    run_ranks_on(4, 4, fence_body);
 }
 
-static void test_fence_large(void)
+static void test_fence_counter(void)
 {
-    run_ranks(6, fence_body);
+    run_ranks_on(6, 6, fence_body);
+    run_ranks_on(3, 2, fence_body);     /* oversubscribed */
 }
 
 int main(void)
@@ -245,6 +254,6 @@ int main(void)
     CU_add_test(s, "exclusive/shared locks: exact counter, exclusion", test_lock_counter);
     CU_add_test(s, "PSCW on changing subsets", test_pscw_subsets);
     CU_add_test(s, "fence, per-member words (2 and 4 ranks)", test_fence_small);
-    CU_add_test(s, "fence, arrival counter (6 ranks)", test_fence_large);
+    CU_add_test(s, "fence, arrival counter (6 ranks; 3 ranks on 2 cores)", test_fence_counter);
     return unit_run_registry();
 }
