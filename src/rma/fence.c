@@ -72,7 +72,7 @@ static void fence_publish(struct fence_word *word, unsigned gen, int assert)
     atomic_store_explicit(&word->arrived, gen, memory_order_release);
 }
 
-/* Large windows: counts the arrival at k; the last arriver publishes k. */
+/* Counter variant: counts the arrival at k; the last arriver publishes k. */
 static void count_arrival(struct win_core *core, unsigned k)
 {
     atomic_uint *arrivals = &core->fence_arrivals[k % FENCE_RING];
@@ -85,7 +85,7 @@ static void count_arrival(struct win_core *core, unsigned k)
     }
 }
 
-/* Small windows: publish, look for the others, then wake the sleepers.
+/* Polled-words variant: publish, look for the others, then wake the sleepers.
  * Waking after the look rather than before it keeps the fence that orders
  * our store before the load of each `sleepers` off the critical path: by
  * then the store has left the store buffer. A sleeper is still woken
@@ -134,8 +134,8 @@ void fence_await_target(struct strand_win *w, int target)
     atomic_uint *arrived = &w->core->members[target].fence.arrived;
     if ((int)(atomic_load_explicit(arrived, memory_order_acquire) - cur->gen) >= 0)
         return;
-    /* Small windows: every arriver wakes everyone, so the target's own word
-     * can be waited on; large ones wake only when all have arrived. */
+    /* Polled words: every arriver wakes everyone, so the target's own word
+     * can be waited on; with the counter, wakes come when all have arrived. */
     if (w->core->fence_flags)
         win_wait_counter(arrived, cur->gen);
     else
