@@ -1,39 +1,80 @@
 /* MPI_Win_fence: an epoch barrier over atomic words.
  *
  * Every member counts its fences (generations). Arriving at generation k,
- * a member publishes k (and its assert) in its own member entry and adds
- * one to the arrival counter of k; the member that brings it to `size`
- * resets the counter and publishes k in `fence_done`. Waiting for
- * `fence_done >= k` then means every member finished the epoch before k:
- * operations are copies done by the origin at once, so nothing else is
- * left to complete.
+ * a member publishes k (and its assert) in its own fence word. Waiting
+ * until every member has arrived at k then means every member finished
+ * the epoch before k: operations are copies done by the origin at once,
+ * so nothing else is left to complete. How "every member arrived" is seen
+ * depends on the window's size:
+ *  - small windows (FENCE_FLAGS_MAX, ranks not outnumbering cores): a
+ *    member polls the others' fence
+ *    words, and every arriver wakes the members that sleep (after its
+ *    first look at the others: arrive_flags). A 2-member
+ *    fence costs each side one store and one read of the other's line,
+ *    in parallel, instead of two serialized read-modify-writes of a
+ *    shared counter plus the read of a "done" word;
+ *  - otherwise: each arriver adds one to the arrival counter of k;
+ *    the member that brings it to `size` resets it and publishes k in
+ *    `fence_done`, and alone wakes the sleepers (one wake per member per
+ *    fence, which matters when ranks outnumber cores).
  *
- * MPI_MODE_NOPRECEDE (no operation precedes, on any member) skips that
+ * MPI_MODE_NOPRECEDE (no operation precedes, on any member) skips the
  * wait; the member then checks, before its first operation on a target,
  * that the target reached generation k (its loads and stores before the
  * fence must not race with what we put there). A member may thus run a few
- * generations ahead; counters are a ring of FENCE_RING, and a member waits
- * for generation k - FENCE_RING before reusing its counter. */
+ * generations ahead; counters and asserts are rings of FENCE_RING, and a
+ * member waits for generation k - FENCE_RING before reusing them. A fence
+ * with both MPI_MODE_NOPRECEDE and MPI_MODE_NOSUCCEED (all members give
+ * both) neither ends nor opens an epoch: it touches no shared word.
+ *
+ * tests/model/rma_model.c checks both variants over every interleaving. */
+#include "../util/futex.h"
 #include "rma.h"
 
 #define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
 
-static void wait_done(struct win_core *core, unsigned gen)
+struct arrival_wait {
+    struct win_core *core;
+    unsigned gen;
+    int next;                       /* members before this one have arrived */
+};
+
+/* Every member has reached `gen` (progress kept in `next`: words only grow). */
+static bool all_arrived(void *arg)
 {
-    win_wait_counter(&core->fence_done, gen);
+    struct arrival_wait *a = arg;
+    for (; a->next < a->core->size; a->next++) {
+        unsigned arrived = atomic_load_explicit(&a->core->members[a->next].fence.arrived, memory_order_acquire);
+        if ((int)(arrived - a->gen) < 0)
+            return false;
+    }
+    return true;
 }
 
-static void fence_publish(struct win_member *m, unsigned gen, int assert)
+/* Waits until every member has arrived at generation k. */
+static void wait_all(struct win_core *core, struct fence_cursor *cur, unsigned k)
 {
-    atomic_store_explicit(&m->fence_assert[gen % FENCE_RING], assert, memory_order_relaxed);
-    atomic_store_explicit(&m->fence_arrived, gen, memory_order_release);
+    if ((int)(k - cur->synced) <= 0)
+        return;
+    if (core->fence_flags) {
+        struct arrival_wait a = { core, k, 0 };
+        if (!all_arrived(&a))
+            rank_wait_until(strand_self, all_arrived, &a);
+    } else {
+        win_wait_counter(&core->fence_done, k);
+    }
+    cur->synced = k;
 }
 
-static void fence_arrive(struct win_core *core, int rank, unsigned k, int assert)
+static void fence_publish(struct fence_word *word, unsigned gen, int assert)
 {
-    /* The counter of k was last used by generation k - FENCE_RING. */
-    wait_done(core, k - FENCE_RING);
-    fence_publish(&core->members[rank], k, assert);
+    atomic_store_explicit(&word->assert[gen % FENCE_RING], assert, memory_order_relaxed);
+    atomic_store_explicit(&word->arrived, gen, memory_order_release);
+}
+
+/* Counter variant: counts the arrival at k; the last arriver publishes k. */
+static void count_arrival(struct win_core *core, unsigned k)
+{
     atomic_uint *arrivals = &core->fence_arrivals[k % FENCE_RING];
     /* acq_rel: the last arriver sees every member's stores before the fence
      * and hands them to all waiters through its release of fence_done. */
@@ -44,26 +85,68 @@ static void fence_arrive(struct win_core *core, int rank, unsigned k, int assert
     }
 }
 
-void fence_pass_core(struct win_core *core, int rank, unsigned *gen, bool wait)
+/* Polled-words variant: publish, look for the others, then wake the sleepers.
+ * Waking after the look rather than before it keeps the fence that orders
+ * our store before the load of each `sleepers` off the critical path: by
+ * then the store has left the store buffer. A sleeper is still woken
+ * before we could sleep ourselves (the look is a bounded spin), and at
+ * once when we do not wait. True if every member has arrived. */
+static bool arrive_flags(struct win_core *core, unsigned k, bool wait, struct arrival_wait *a)
 {
-    unsigned k = ++*gen;
-    fence_arrive(core, rank, k, 0);
-    if (wait)
-        wait_done(core, k);
+    *a = (struct arrival_wait){ core, k, 0 };
+    bool all = false;
+    for (int i = 0; wait && i < strand_node.spin_limit && !(all = all_arrived(a)); i++)
+        cpu_relax();
+    win_wake_members(core);
+    return all;
+}
+
+/* Arrives at the next generation; if `wait`, waits until every member has. */
+static void fence_arrive(struct win_core *core, int rank, struct fence_cursor *cur, int assert, bool wait)
+{
+    unsigned k = ++cur->gen;
+    /* The ring entries of k were last used by generation k - FENCE_RING. */
+    wait_all(core, cur, k - FENCE_RING);
+    fence_publish(&core->members[rank].fence, k, assert);
+    if (!core->fence_flags) {
+        count_arrival(core, k);
+        if (wait)
+            wait_all(core, cur, k);
+        return;
+    }
+    struct arrival_wait a;
+    bool all = arrive_flags(core, k, wait, &a);
+    if (!wait)
+        return;
+    if (!all)
+        rank_wait_until(strand_self, all_arrived, &a);
+    cur->synced = k;
+}
+
+void fence_pass_core(struct win_core *core, int rank, struct fence_cursor *cur, bool wait)
+{
+    fence_arrive(core, rank, cur, 0, wait);
 }
 
 void fence_await_target(struct strand_win *w, int target)
 {
-    unsigned arrived = atomic_load_explicit(&w->core->members[target].fence_arrived, memory_order_acquire);
-    if ((int)(arrived - w->fence_gen) < 0)
-        wait_done(w->core, w->fence_gen);
+    struct fence_cursor *cur = &w->fence_cur;
+    atomic_uint *arrived = &w->core->members[target].fence.arrived;
+    if ((int)(atomic_load_explicit(arrived, memory_order_acquire) - cur->gen) >= 0)
+        return;
+    /* Polled words: every arriver wakes everyone, so the target's own word
+     * can be waited on; with the counter, wakes come when all have arrived. */
+    if (w->core->fence_flags)
+        win_wait_counter(arrived, cur->gen);
+    else
+        wait_all(w->core, cur, cur->gen);
 }
 
 int fence_target_assert(struct strand_win *w, int target)
 {
     /* The target reached our generation (the epoch is open); it cannot be
      * FENCE_RING generations further before our operations are done. */
-    return atomic_load_explicit(&w->core->members[target].fence_assert[w->fence_gen % FENCE_RING],
+    return atomic_load_explicit(&w->core->members[target].fence.assert[w->fence_cur.gen % FENCE_RING],
                                 memory_order_relaxed);
 }
 
@@ -80,13 +163,13 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         return win_error(w, MPI_ERR_RMA_SYNC, where, "a %s epoch is open on this window",
                          w->locks_held > 0 ? "lock" : w->access_active ? "start/complete" : "post/wait");
     /* NOPRECEDE with our own operations pending is wrong: complete them
-     * anyway (wait for everyone), then say so. */
+     * anyway (wait for everyone, unless the others skip this fence), then
+     * say so. */
     bool misused = (assert & MPI_MODE_NOPRECEDE) && w->fence_ops;
+    bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
     bool wait = !(assert & MPI_MODE_NOPRECEDE) || misused;
-    unsigned k = ++w->fence_gen;
-    fence_arrive(w->core, w->rank, k, assert);
-    if (wait)
-        wait_done(w->core, k);
+    if (!noop)
+        fence_arrive(w->core, w->rank, &w->fence_cur, assert, wait);
     w->fence_ops = false;
     if (assert & MPI_MODE_NOSUCCEED)
         w->fence = FENCE_CLOSED;

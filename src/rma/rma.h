@@ -29,9 +29,16 @@
 
 #define WIN_MAGIC 0x5357494eu        /* "SWIN" */
 
-/* Fence generations use a ring of arrival counters: a member may run this
- * many fences ahead of the slowest (with MPI_MODE_NOPRECEDE) before it waits. */
+/* Fence generations: a member may run this many fences ahead of the
+ * slowest (with MPI_MODE_NOPRECEDE) before it waits; arrival counters and
+ * asserts are rings of this size. */
 enum { FENCE_RING = 4 };
+
+/* Windows of at most this many members, in a node whose ranks each have
+ * a core, fence by polling each member's arrival word (no shared counter
+ * to pass around); others count arrivals on one counter, and only the
+ * last arriver wakes the sleepers (one wake per member and fence). */
+enum { FENCE_FLAGS_MAX = 4 };
 
 struct strand_win;
 
@@ -77,15 +84,21 @@ struct pscw_pair {
     atomic_uint completed;          /* written by the origin */
 };
 
+/* A member's fence arrival, written by it alone, on its own cache line
+ * (origins read the member's base and size on every operation). */
+struct fence_word {
+    _Alignas(64) atomic_uint arrived;   /* last fence generation this member reached */
+    atomic_int assert[FENCE_RING];      /* its assert at generation k, in [k % FENCE_RING] */
+};
+
 struct win_member {
     _Alignas(64) char *base;
     MPI_Aint size;
     int disp_unit;
     struct rank *rank;
     const struct win_target_ops *ops;
-    atomic_uint fence_arrived;      /* last fence generation this member reached */
-    atomic_int fence_assert[FENCE_RING];    /* its assert at generation k, in [k % FENCE_RING] */
     _Atomic(struct pscw_pair *) pscw;   /* pairs with every origin (allocated on first use) */
+    struct fence_word fence;
     struct win_lock lock;
 };
 
@@ -102,6 +115,7 @@ struct win_core {
     struct win_index_entry *index;  /* sorted by rank pointer */
     atomic_int refs;                /* member handles */
     atomic_int create_error;        /* MPI_Win_create: the first member's error class */
+    bool fence_flags;               /* fence polls the members' words (FENCE_FLAGS_MAX) */
     _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
     _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
 };
@@ -122,6 +136,12 @@ enum fence_state {
     FENCE_OPEN_UNSYNCED,            /* NOPRECEDE: check each target's arrival on first use */
 };
 
+/* A member's own view of the fence generations. */
+struct fence_cursor {
+    unsigned gen;                   /* fences this member has called */
+    unsigned synced;                /* every member is known to have reached this one */
+};
+
 struct strand_win {
     uint32_t magic;
     struct rank *owner;
@@ -133,7 +153,7 @@ struct strand_win {
     MPI_Aint attr_size;             /* storage for MPI_WIN_SIZE / MPI_WIN_DISP_UNIT */
     int attr_disp_unit;
     /* Epochs of the owner. */
-    unsigned fence_gen;
+    struct fence_cursor fence_cur;
     enum fence_state fence;
     bool fence_ops;                 /* RMA calls since the last fence */
     bool access_active;             /* between start and complete */
@@ -169,12 +189,12 @@ void win_wait_counter(atomic_uint *word, unsigned want);
 int win_rank_of(const struct win_core *core, const struct rank *r);
 
 /* --- synchronization (fence.c, pscw.c, lock.c) */
-/* One fence generation (`*gen` is the member's count, advanced here):
- * arrive, and if `wait` wait until every member has arrived. */
-void fence_pass_core(struct win_core *core, int rank, unsigned *gen, bool wait);
+/* One fence generation (the cursor is advanced here): arrive, and if
+ * `wait` wait until every member has arrived. */
+void fence_pass_core(struct win_core *core, int rank, struct fence_cursor *cur, bool wait);
 static inline void fence_pass(struct strand_win *w, bool wait)
 {
-    fence_pass_core(w->core, w->rank, &w->fence_gen, wait);
+    fence_pass_core(w->core, w->rank, &w->fence_cur, wait);
 }
 /* Before the first operation on `target` in a NOPRECEDE fence epoch. */
 void fence_await_target(struct strand_win *w, int target);

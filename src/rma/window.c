@@ -86,6 +86,9 @@ static struct win_core *core_create(struct rank **ranks, int n)
         return NULL;
     memset(core, 0, sizeof *core);
     core->size = n;
+    /* Polled words pay only while every rank has a core: oversubscribed,
+     * each arrival would wake sleepers that cannot proceed yet. */
+    core->fence_flags = n <= FENCE_FLAGS_MAX && strand_node.config.nranks <= strand_node.ncores;
     core->members = aligned_alloc(64, (size_t)n * sizeof *core->members);
     core->ranks = malloc((size_t)n * sizeof *core->ranks);
     core->index = malloc((size_t)n * sizeof *core->index);
@@ -208,8 +211,8 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
         int none = MPI_SUCCESS;
         atomic_compare_exchange_strong(&core->create_error, &none, local_error);
     }
-    unsigned gen = 0;
-    fence_pass_core(core, c->rank, &gen, true);
+    struct fence_cursor cur = { 0, 0 };
+    fence_pass_core(core, c->rank, &cur, true);
     int error = atomic_load_explicit(&core->create_error, memory_order_relaxed);
     if (error != MPI_SUCCESS) {
         handle_destroy(w);
@@ -218,7 +221,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
             return error_report(comm, local_error, where, "%s", why);
         return error_report(comm, error, where, "another member of the communicator passed invalid arguments");
     }
-    w->fence_gen = gen;
+    w->fence_cur = cur;
     *win = w;
     return MPI_SUCCESS;
 }
