@@ -24,6 +24,8 @@ int strand_rank_is_main_thread(struct rank *r);  /* 1 if the caller is r's progr
 /* Runs rank_main(arg) once in each of the node's rank threads, waits for
  * all, returns the highest status. */
 int strand_node_run(int (*rank_main)(void *arg), void *arg);
+void strand_node_start_on_one_cpu(void);         /* before strand_node_run: see core.h */
+void strand_rank_loaded(void);                   /* the calling rank's copy is loaded */
 _Noreturn void strand_job_abort(int status, const char *message); /* ends the whole job */
 
 /* ---- provided by privatize/ ------------------------------------------- */

@@ -188,6 +188,7 @@ static int run_one_rank(void *arg)
     privatize_current_run = run;
     if (program_image_load_copy(program->image, &run->copy, err, sizeof err) != 0)
         abort_job(1, "rank %d: cannot load its copy of the program: %s", world_number(run), err);
+    strand_rank_loaded();
     int status = run_main(run);
     int threads_left = live_threads(run);
     end_rank(run);
@@ -237,6 +238,7 @@ void strand_program_start(int argc, char **argv, void (*rtld_fini)(void))
     }
     disarm_node_instance(program.image);
     output_setup_from_environment();
+    strand_node_start_on_one_cpu();
     int status = strand_node_run(run_one_rank, &program);
     output_finish();
     if (atomic_load(&copies_left_loaded) > 0) {

@@ -37,6 +37,7 @@ struct rank {
     pthread_t init_thread;          /* thread that called MPI_Init[_thread] */
     pthread_t program_thread;
     int exit_status;
+    atomic_bool thread_ended;       /* its program thread returned from the rank's main */
     struct rank_waiter waiter;
     struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
@@ -70,6 +71,14 @@ STRAND_EXPORT int strand_rank_world_number(struct rank *r);
 STRAND_EXPORT void strand_thread_adopt_rank(struct rank *r);
 STRAND_EXPORT int strand_rank_is_main_thread(struct rank *r);
 STRAND_EXPORT int strand_node_run(int (*rank_main)(void *arg), void *arg);
+/* For a loader whose ranks begin by loading a program copy, one at a time
+ * under the dynamic loader's lock; call before strand_node_run. With more
+ * ranks than cores, every rank thread then starts on one CPU (the loads are
+ * serial anyway, and page-table shoot-downs and lock hand-offs between CPUs
+ * doubled their cost), and the threads are spread over the process's CPUs
+ * (or bound, with --bind cores) once every rank called strand_rank_loaded. */
+STRAND_EXPORT void strand_node_start_on_one_cpu(void);
+STRAND_EXPORT void strand_rank_loaded(void);
 STRAND_EXPORT _Noreturn void strand_job_abort(int status, const char *message);
 
 /* Waiting: spin briefly, then sleep until woken. `done` is polled. */

@@ -2,6 +2,7 @@
  * placement, the job's exit status. */
 #include <errno.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,14 +121,71 @@ void rank_destroy(struct rank *r)
  * machine so that SMT siblings are filled last. */
 static hwloc_topology_t topology;
 
-static void bind_rank_thread(int world_rank)
+static void bind_rank_thread(int world_rank, pthread_t thread)
 {
     int ncores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     if (ncores <= 0)
         return;
     hwloc_obj_t core = hwloc_get_obj_by_type(topology, HWLOC_OBJ_CORE, (unsigned)(world_rank % ncores));
     if (core != NULL && core->cpuset != NULL)
-        hwloc_set_cpubind(topology, core->cpuset, HWLOC_CPUBIND_THREAD);
+        hwloc_set_thread_cpubind(topology, thread, core->cpuset, 0);
+}
+
+/* Launching on one CPU (strand_node_start_on_one_cpu, core.h). */
+static struct {
+    bool requested, active;
+    cpu_set_t cpus;                 /* the process's CPUs before the launch */
+    pthread_t main_thread;
+    atomic_int ranks_loaded;
+} launch;
+
+void strand_node_start_on_one_cpu(void)
+{
+    launch.requested = true;
+}
+
+/* Threads inherit their creator's CPUs: confining the creating thread
+ * confines every rank thread. */
+static void launch_confine(const struct node *n)
+{
+    if (!launch.requested || n->config.nranks <= n->ncores)
+        return;
+    if (sched_getaffinity(0, sizeof launch.cpus, &launch.cpus) != 0)
+        return;
+    int cpu = sched_getcpu();
+    for (int c = 0; cpu < 0 || !CPU_ISSET(cpu, &launch.cpus); c++)
+        cpu = c;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    launch.main_thread = pthread_self();
+    launch.active = sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+static void place_rank_thread(const struct rank *r, pthread_t thread)
+{
+    if (strand_node.config.bind_cores)
+        bind_rank_thread(r->world_rank, thread);
+    else if (launch.active)
+        pthread_setaffinity_np(thread, sizeof launch.cpus, &launch.cpus);
+}
+
+/* A rank that already ended has no thread to place; glibc would then apply
+ * the call to the caller, which therefore places itself last. */
+static void launch_spread(void)
+{
+    struct node *n = &strand_node;
+    for (int i = 0; i < n->config.nranks; i++)
+        if (!atomic_load(&n->ranks[i]->thread_ended) && n->ranks[i] != strand_self)
+            place_rank_thread(n->ranks[i], n->ranks[i]->program_thread);
+    pthread_setaffinity_np(launch.main_thread, sizeof launch.cpus, &launch.cpus);
+    place_rank_thread(strand_self, pthread_self());
+}
+
+void strand_rank_loaded(void)
+{
+    if (launch.active && atomic_fetch_add(&launch.ranks_loaded, 1) + 1 == strand_node.config.nranks)
+        launch_spread();
 }
 
 struct rank_start {
@@ -142,9 +200,10 @@ static void *rank_thread_main(void *argp)
     struct rank *r = start->rank;
     strand_self = r;
     r->program_thread = pthread_self();
-    if (strand_node.config.bind_cores)
-        bind_rank_thread(r->world_rank);
+    if (strand_node.config.bind_cores && !launch.active)
+        bind_rank_thread(r->world_rank, pthread_self());
     r->exit_status = start->rank_main(start->arg);
+    atomic_store(&r->thread_ended, true);
     if (r->mpi_state == RANK_MPI_INITIALIZED) {
         char line[256];
         snprintf(line, sizeof line,
@@ -199,6 +258,7 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
         strand_job_abort(1, "Strand MPI: out of memory while starting the ranks\n");
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t stack_size = (n->config.stack_size + page - 1) / page * page;
+    launch_confine(n);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     atomic_store(&n->ranks_running, nranks);
