@@ -76,8 +76,6 @@ struct program_image {
 
 /* Serial numbers that make every copy's path string unique (see copy_path). */
 static atomic_ulong copy_serial;
-/* Copies loaded and not unloaded, of all images. */
-static atomic_ulong live_copies;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
@@ -681,8 +679,6 @@ static int load_copy_in_slot(struct program_image *img, struct program_copy *out
         rc = slim_copy(img, out->base, fd, err, errlen);
     }
     close(fd);
-    if (rc == 0)
-        atomic_fetch_add(&live_copies, 1);
     return rc;
 }
 
@@ -702,14 +698,10 @@ int program_image_load_copy(struct program_image *img, struct program_copy *out,
     return rc;
 }
 
-size_t program_image_live_copies(void) { return atomic_load(&live_copies); }
-
 void program_image_unload_copy(struct program_copy *c)
 {
-    if (c->handle != NULL) {
+    if (c->handle != NULL)
         dlclose(c->handle);
-        atomic_fetch_sub(&live_copies, 1);
-    }
     free(c->loader_name); /* after dlclose: nobody can read it any more */
     c->loader_name = NULL;
     c->handle = NULL;

@@ -34,9 +34,6 @@ int program_image_load_copy(struct program_image *img, struct program_copy *out,
 /* dlclose: runs this copy's atexit handlers and destructors, then unmaps it. */
 void program_image_unload_copy(struct program_copy *c);
 
-/* How many copies (of all images) are loaded now. */
-size_t program_image_live_copies(void);
-
 /* Runs this copy's atexit handlers and destructors as dlclose would, but
  * leaves it mapped, for threads that may still run in it.  Its destructors
  * are then disarmed: the process's exit does not run them again.  (DT_FINI,

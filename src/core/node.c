@@ -152,9 +152,10 @@ static void launch_confine(const struct node *n)
         return;
     if (sched_getaffinity(0, sizeof launch.cpus, &launch.cpus) != 0)
         return;
-    int cpu = sched_getcpu();
-    for (int c = 0; cpu < 0 || !CPU_ISSET(cpu, &launch.cpus); c++)
-        cpu = c;
+    int cpu = sched_getcpu();   /* where the launcher put us, else the first allowed CPU */
+    if (cpu < 0 || !CPU_ISSET(cpu, &launch.cpus))
+        for (cpu = 0; !CPU_ISSET(cpu, &launch.cpus); cpu++)
+            ;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
