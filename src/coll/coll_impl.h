@@ -97,8 +97,8 @@ void coll_flag_wait_zero(struct coll_flag *f);
 void coll_flag_set(struct coll_flag *f, unsigned value);
 /* The same for a word whose sleepers are counted elsewhere (in a line the
  * setter keeps in its cache; a wake may then reach sleepers of other
- * words, which recheck). Waits for staged data (eager.c) yield the core a
- * few times before sleeping when ranks outnumber cores. */
+ * words, which recheck). When ranks outnumber cores, every wait yields
+ * the core a few times before it sleeps. */
 void coll_staged_wait_epoch(atomic_uint *value, atomic_uint *sleepers, unsigned epoch);
 void coll_word_set(atomic_uint *value, atomic_uint *sleepers, unsigned v);
 /* Decrements a pending count; wakes its waiter when it reaches zero. */
