@@ -4,20 +4,28 @@
 #include "../datatype/datatype.h"
 #include "check.h"
 
-static struct coll_side side_none(void)
+/* The sides are filled in place, field by field: building a side by value
+ * and copying it made the compiler reload bytes it had just stored in
+ * other widths; such a load waits until every older store is in the cache,
+ * and on a bcast root that includes the store to the staging line a member
+ * is reading, which made every call wait for the previous one's transfer. */
+static void side_set(struct coll_side *s, enum coll_layout layout, void *buf, int count, MPI_Datatype type)
 {
-    return (struct coll_side){ .layout = LAYOUT_NONE };
+    s->layout = layout;
+    s->buf = buf;
+    s->count = count;
+    s->type = type;
 }
 
-static struct coll_side side_of(enum coll_layout layout, void *buf, int count, MPI_Datatype type)
+static void side_set_v(struct coll_side *s, enum coll_layout layout, void *buf, const int *counts,
+                       const int *displs, MPI_Datatype type, const MPI_Datatype *types)
 {
-    return (struct coll_side){ .layout = layout, .buf = buf, .count = count, .type = type };
-}
-
-static struct coll_side side_v(void *buf, const int *counts, const int *displs, MPI_Datatype type)
-{
-    return (struct coll_side){ .layout = LAYOUT_V, .buf = buf, .counts = counts, .displs = displs,
-                               .type = type };
+    s->layout = layout;
+    s->buf = buf;
+    s->counts = counts;
+    s->displs = displs;
+    s->type = type;
+    s->types = types;
 }
 
 static int run(struct coll_ctx *ctx, struct coll_args *args, const char *where)
@@ -47,15 +55,12 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     if (rc != MPI_SUCCESS)
         return rc;
     enum coll_role role = coll_role_of(&ctx, root);
-    struct coll_args args = { .kind = COLL_BCAST, .root = root, .send = side_none(), .recv = side_none() };
+    struct coll_args args = { .kind = COLL_BCAST, .root = root };
     if (role != ROLE_IDLE) {
         rc = coll_check_data(&ctx, where, buffer, count, datatype);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (role == ROLE_ROOT)
-            args.send = side_of(LAYOUT_SAME, buffer, count, datatype);
-        else
-            args.recv = side_of(LAYOUT_SAME, buffer, count, datatype);
+        side_set(role == ROLE_ROOT ? &args.send : &args.recv, LAYOUT_SAME, buffer, count, datatype);
     }
     return run(&ctx, &args, where);
 }
@@ -86,30 +91,29 @@ static int rooted(const char *where, enum coll_kind kind, const struct rooted_si
         return rc;
     enum coll_role role = coll_role_of(&ctx, root);
     bool vector = kind == COLL_GATHERV || kind == COLL_SCATTERV;
-    struct coll_side member = side_none(), at_root = side_none();
+    bool gathers = kind == COLL_GATHER || kind == COLL_GATHERV;
+    struct coll_args args = { .kind = kind, .root = root, .skip_self = s->member_buf == MPI_IN_PLACE };
+    struct coll_side *member = gathers ? &args.send : &args.recv;
+    struct coll_side *at_root = gathers ? &args.recv : &args.send;
     bool member_moves = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && s->member_buf != MPI_IN_PLACE);
     if (role == ROLE_MEMBER || (role == ROLE_ROOT && ctx.inter))
         rc = coll_no_in_place(&ctx, where, s->member_buf, s->member_name);
     if (rc == MPI_SUCCESS && member_moves) {
         rc = coll_check_data(&ctx, where, s->member_buf, s->member_count, s->member_type);
-        member = side_of(LAYOUT_SAME, s->member_buf, s->member_count, s->member_type);
+        side_set(member, LAYOUT_SAME, s->member_buf, s->member_count, s->member_type);
     }
     if (rc == MPI_SUCCESS && role == ROLE_ROOT) {
         if (!vector) {
             rc = coll_check_data(&ctx, where, s->root_buf, s->root_count, s->root_type);
-            at_root = side_of(LAYOUT_INDEXED, s->root_buf, s->root_count, s->root_type);
+            side_set(at_root, LAYOUT_INDEXED, s->root_buf, s->root_count, s->root_type);
         } else {
             rc = coll_check_vector(&ctx, where, s->root_buf, s->root_counts, s->displs, ctx.peer_size,
                                    s->root_type, NULL, false);
-            at_root = side_v(s->root_buf, s->root_counts, s->displs, s->root_type);
+            side_set_v(at_root, LAYOUT_V, s->root_buf, s->root_counts, s->displs, s->root_type, NULL);
         }
     }
     if (rc != MPI_SUCCESS)
         return rc;
-    bool gathers = kind == COLL_GATHER || kind == COLL_GATHERV;
-    struct coll_args args = { .kind = kind, .root = root,
-                              .send = gathers ? member : at_root, .recv = gathers ? at_root : member,
-                              .skip_self = s->member_buf == MPI_IN_PLACE };
     return run(&ctx, &args, where);
 }
 
@@ -160,27 +164,27 @@ static int allgather(const char *where, enum coll_kind kind, void *sendbuf, int 
     struct coll_args args = { .kind = kind };
     if (kind == COLL_ALLGATHER) {
         rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
-        args.recv = side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
+        side_set(&args.recv, LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
     } else {
         rc = coll_check_vector(&ctx, where, recvbuf, recvcounts, displs, ctx.peer_size, recvtype, NULL, false);
-        args.recv = side_v(recvbuf, recvcounts, displs, recvtype);
+        side_set_v(&args.recv, LAYOUT_V, recvbuf, recvcounts, displs, recvtype, NULL);
     }
     if (rc != MPI_SUCCESS)
         return rc;
     if (sendbuf == MPI_IN_PLACE) {
         MPI_Aint extent = dt_extent(recvtype);
         if (kind == COLL_ALLGATHER)
-            args.send = side_of(LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)ctx.rank * recvcount * extent,
-                                recvcount, recvtype);
+            side_set(&args.send, LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)ctx.rank * recvcount * extent,
+                     recvcount, recvtype);
         else
-            args.send = side_of(LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)displs[ctx.rank] * extent,
-                                recvcounts[ctx.rank], recvtype);
+            side_set(&args.send, LAYOUT_SAME, (char *)recvbuf + (MPI_Aint)displs[ctx.rank] * extent,
+                     recvcounts[ctx.rank], recvtype);
         args.skip_self = true;
     } else {
         rc = coll_check_data(&ctx, where, sendbuf, sendcount, sendtype);
         if (rc != MPI_SUCCESS)
             return rc;
-        args.send = side_of(LAYOUT_SAME, sendbuf, sendcount, sendtype);
+        side_set(&args.send, LAYOUT_SAME, sendbuf, sendcount, sendtype);
     }
     return run(&ctx, &args, where);
 }
@@ -201,21 +205,21 @@ int PMPI_Allgatherv(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *r
 }
 STRAND_MPI_ALIAS(MPI_Allgatherv);
 
-/* Alltoall, v and w: both sides are per-peer layouts of the same kind. In
- * place (intracommunicators), the receive layout holds the outgoing data. */
-static int alltoall(const char *where, enum coll_kind kind, struct coll_side send, struct coll_side recv,
-                    MPI_Comm comm)
+/* Alltoall, v and w: both sides are per-peer layouts of the same kind,
+ * already in `args`. In place (intracommunicators), the receive layout
+ * holds the outgoing data. */
+static int alltoall(const char *where, struct coll_args *args, MPI_Comm comm)
 {
     struct coll_ctx ctx;
     int rc = coll_check_comm(&ctx, comm, where);
     if (rc != MPI_SUCCESS)
         return rc;
-    bool in_place = send.buf == MPI_IN_PLACE;
-    if (in_place && ctx.inter)
-        rc = coll_no_in_place(&ctx, where, send.buf, "sendbuf");
+    args->in_place = args->send.buf == MPI_IN_PLACE;
+    if (args->in_place && ctx.inter)
+        rc = coll_no_in_place(&ctx, where, args->send.buf, "sendbuf");
     int n = ctx.peer_size;
-    for (int side = in_place ? 1 : 0; side < 2 && rc == MPI_SUCCESS; side++) {
-        const struct coll_side *s = side == 0 ? &send : &recv;
+    for (int side = args->in_place ? 1 : 0; side < 2 && rc == MPI_SUCCESS; side++) {
+        const struct coll_side *s = side == 0 ? &args->send : &args->recv;
         if (s->layout == LAYOUT_INDEXED)
             rc = coll_check_data(&ctx, where, s->buf, s->count, s->type);
         else
@@ -224,33 +228,35 @@ static int alltoall(const char *where, enum coll_kind kind, struct coll_side sen
     }
     if (rc != MPI_SUCCESS)
         return rc;
-    struct coll_args args = { .kind = kind, .send = send, .recv = recv, .in_place = in_place };
-    return run(&ctx, &args, where);
+    return run(&ctx, args, where);
 }
 
 int PMPI_Alltoall(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall("MPI_Alltoall", COLL_ALLTOALL, side_of(LAYOUT_INDEXED, sendbuf, sendcount, sendtype),
-                    side_of(LAYOUT_INDEXED, recvbuf, recvcount, recvtype), comm);
+    struct coll_args args = { .kind = COLL_ALLTOALL };
+    side_set(&args.send, LAYOUT_INDEXED, sendbuf, sendcount, sendtype);
+    side_set(&args.recv, LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
+    return alltoall("MPI_Alltoall", &args, comm);
 }
 STRAND_MPI_ALIAS(MPI_Alltoall);
 
 int PMPI_Alltoallv(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                    int recvcounts[], int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall("MPI_Alltoallv", COLL_ALLTOALLV, side_v(sendbuf, sendcounts, sdispls, sendtype),
-                    side_v(recvbuf, recvcounts, rdispls, recvtype), comm);
+    struct coll_args args = { .kind = COLL_ALLTOALLV };
+    side_set_v(&args.send, LAYOUT_V, sendbuf, sendcounts, sdispls, sendtype, NULL);
+    side_set_v(&args.recv, LAYOUT_V, recvbuf, recvcounts, rdispls, recvtype, NULL);
+    return alltoall("MPI_Alltoallv", &args, comm);
 }
 STRAND_MPI_ALIAS(MPI_Alltoallv);
 
 int PMPI_Alltoallw(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtypes[], void *recvbuf,
                    int recvcounts[], int rdispls[], MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    struct coll_side send = { .layout = LAYOUT_W, .buf = sendbuf, .counts = sendcounts, .displs = sdispls,
-                              .types = sendtypes };
-    struct coll_side recv = { .layout = LAYOUT_W, .buf = recvbuf, .counts = recvcounts, .displs = rdispls,
-                              .types = recvtypes };
-    return alltoall("MPI_Alltoallw", COLL_ALLTOALLW, send, recv, comm);
+    struct coll_args args = { .kind = COLL_ALLTOALLW };
+    side_set_v(&args.send, LAYOUT_W, sendbuf, sendcounts, sdispls, NULL, sendtypes);
+    side_set_v(&args.recv, LAYOUT_W, recvbuf, recvcounts, rdispls, NULL, recvtypes);
+    return alltoall("MPI_Alltoallw", &args, comm);
 }
 STRAND_MPI_ALIAS(MPI_Alltoallw);
