@@ -4,6 +4,7 @@
  * `depth` epochs back, the last one that could have used it. */
 #include <sys/mman.h>
 
+#include "../util/cache.h"
 #include "coll_impl.h"
 
 static size_t entries_bytes(const struct coll_core *cc)
@@ -54,6 +55,8 @@ static char *data_of(const struct coll_ctx *ctx, int slot, size_t bytes)
     return (char *)staging(ctx) + entries_bytes(ctx->cc) + area * COLL_EAGER_BYTES;
 }
 
+enum { PREFETCH_AHEAD = 2 };
+
 static bool serial_ge(unsigned a, unsigned b)
 {
     return (int)(a - b) >= 0;
@@ -88,6 +91,13 @@ char *coll_eager_claim(struct coll_ctx *ctx, size_t bytes)
 {
     unsigned depth = bytes <= COLL_EAGER_INLINE ? COLL_EAGER_DEPTH : COLL_EAGER_BLOCKS;
     wait_all_done(ctx, ctx->epoch - depth, depth);
+    /* Readers hold the entries we write next (they read them a ring ago);
+     * taking one back while this call runs, not when the next call
+     * stores into it, made a 2-rank 8-byte bcast 3x faster. Further
+     * ahead is slower: the readers' own prefetching of the lines they
+     * read next shares them again. */
+    size_t ahead = (ctx->epoch + PREFETCH_AHEAD) & (COLL_EAGER_DEPTH - 1);
+    prefetch_for_write(&staging(ctx)[(size_t)ctx->self * COLL_EAGER_DEPTH + ahead]);
     return data_of(ctx, ctx->self, bytes);
 }
 
