@@ -1,6 +1,11 @@
 /* The all-to-all data movement engine (allgather, alltoall): publish,
- * gate, each rank pulls its blocks straight from every peer's buffer into
- * its own, gate. Also the block helpers the rooted engine shares. */
+ * meet, each rank pulls its blocks straight from every peer's buffer into
+ * its own, meet. When everything a rank sends fits one staging area, it
+ * is staged instead: each rank packs its outgoing blocks into its own
+ * entry and copies its incoming blocks out of its peers' entries, with
+ * no meeting at all (the second meet, which waits for the slowest
+ * reader, is what a small exchange pays most for). Also the block
+ * helpers the rooted engine shares. */
 #include <stdlib.h>
 
 #include "../datatype/datatype.h"
@@ -65,8 +70,65 @@ static void meet_done(struct coll_ctx *ctx)
         coll_gate_pass(ctx);
 }
 
+/* Bytes a rank stages in one call, or 0 for the direct path. Every member
+ * computes the same answer from its own arguments: allgather and alltoall
+ * blocks have the same size for every pair (matching type signatures);
+ * the v and w variants, whose receivers cannot know the senders' totals,
+ * go direct, and so do intercommunicators. */
+static size_t staged_total(const struct coll_ctx *ctx, const struct coll_args *a, size_t *block)
+{
+    if (ctx->inter || (a->kind != COLL_ALLGATHER && a->kind != COLL_ALLTOALL))
+        return 0;
+    *block = (size_t)a->send.count * a->send.type->size;
+    size_t blocks = a->kind == COLL_ALLGATHER ? 1 : (size_t)ctx->local_size - 1;
+    if (*block == 0 || ctx->local_size == 1 || *block > COLL_EAGER_BYTES / blocks)
+        return 0;
+    return *block * blocks;
+}
+
+/* Where the block for `to` sits in the entry of `from` (alltoall: every
+ * peer but the owner, in rank order). */
+static size_t staged_offset(const struct coll_args *a, int from, int to, size_t block)
+{
+    if (a->kind == COLL_ALLGATHER)
+        return 0;
+    return (size_t)(to < from ? to : to - 1) * block;
+}
+
+static void exchange_staged(struct coll_ctx *ctx, struct coll_args *args, size_t block, size_t total)
+{
+    char *out = coll_eager_claim(ctx, total);
+    for (int peer = 0; peer < ctx->local_size; peer++) {
+        char *buf;
+        int count;
+        MPI_Datatype type;
+        if (peer == ctx->rank || !coll_side_block(&args->send, peer, &buf, &count, &type))
+            continue;
+        dt_pack(out + staged_offset(args, ctx->rank, peer, block), buf, (size_t)count, type);
+        if (args->kind == COLL_ALLGATHER)
+            break;
+    }
+    coll_eager_publish(ctx);
+    if (!args->skip_self)
+        coll_pair_copy(args, ctx->rank, args, ctx->rank);
+    for (int i = 1; i < ctx->local_size; i++) {
+        int peer = (ctx->rank + i) % ctx->local_size;
+        char *buf;
+        int count;
+        MPI_Datatype type;
+        coll_side_block(&args->recv, peer, &buf, &count, &type);
+        const char *in = coll_eager_open(ctx, ctx->local_base + peer, total);
+        dt_unpack(buf, (size_t)count, type, in + staged_offset(args, peer, ctx->rank, block), block);
+    }
+}
+
 int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args)
 {
+    size_t block, total = staged_total(ctx, args, &block);
+    if (total > 0) {
+        exchange_staged(ctx, args, block, total);
+        return MPI_SUCCESS;
+    }
     ctx->me->args = args;
     meet_published(ctx);
     /* Start after our own rank so that peers do not all read rank 0 first. */

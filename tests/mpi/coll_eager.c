@@ -5,7 +5,8 @@
  * copied it out shows as a wrong value. Also mixes staged and direct sizes
  * on one communicator (gatherv with some blocks above the staging limit),
  * derived types on the staged path, a non-commutative user op and an
- * intercommunicator. */
+ * intercommunicator; allgather and alltoall of blocks that are staged
+ * (inline or in an area) at some sizes and direct at others. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,54 @@ static void scatter_batch(MPI_Comm comm, int it, int *errs)
     for (int k = 0; k < BATCH; k++)
         CHECK(errs, got[k] == value(it, k, rank), "scatter it %d call %d = %d", it, k, got[k]);
     free(src);
+}
+
+/* Block size (ints) of exchange call k: inline, area or direct sized
+ * (large groups use small blocks only, to bound the test's memory). */
+static int exchange_ints(int k, int size)
+{
+    static const int sizes[] = { 1, 3, 100, 1, LARGE }, large_group[] = { 1, 3, 2, 1, 3 };
+    return size > 16 ? large_group[k % 5] : sizes[k % 5];
+}
+
+/* Allgathers (every fourth in place) and alltoalls; send buffers are
+ * overwritten as soon as a call returns, results checked after the batch. */
+static void exchange_batch(MPI_Comm comm, int it, int *errs)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    size_t per_call = (size_t)size * (size_t)exchange_ints(4, size);
+    int *gathered = malloc(sizeof(int) * BATCH * per_call), *swapped = malloc(sizeof(int) * BATCH * per_call);
+    int *src = malloc(sizeof(int) * per_call);
+    for (int k = 0; k < BATCH; k++) {
+        int n = exchange_ints(k, size);
+        int *g = gathered + k * per_call, *a = swapped + k * per_call;
+        bool in_place = k % 4 == 3;
+        int *mine = in_place ? g + rank * n : src;
+        for (int i = 0; i < n; i++)
+            mine[i] = value(it, k, rank * 1000 + i);
+        MPI_Allgather(in_place ? MPI_IN_PLACE : src, n, MPI_INT, g, n, MPI_INT, comm);
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < n; i++)
+                src[p * n + i] = value(it, k, (rank * size + p) * 7 + i);
+        MPI_Alltoall(src, n, MPI_INT, a, n, MPI_INT, comm);
+        memset(src, 0xff, sizeof(int) * per_call);
+    }
+    for (int k = 0; k < BATCH; k++) {
+        int n = exchange_ints(k, size);
+        const int *g = gathered + k * per_call, *a = swapped + k * per_call;
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < n; i++) {
+                CHECK(errs, g[p * n + i] == value(it, k, p * 1000 + i), "allgather it %d call %d from %d [%d] = %d",
+                      it, k, p, i, g[p * n + i]);
+                CHECK(errs, a[p * n + i] == value(it, k, (p * size + rank) * 7 + i),
+                      "alltoall it %d call %d from %d [%d] = %d", it, k, p, i, a[p * n + i]);
+            }
+    }
+    free(src);
+    free(swapped);
+    free(gathered);
 }
 
 /* A strided type (every other int) on one side, plain ints on the other. */
@@ -259,6 +308,7 @@ int main(int argc, char **argv)
         gather_batch(comm, it, &errs);
         scatter_batch(comm, it, &errs);
         derived_batch(comm, it, &errs);
+        exchange_batch(comm, it, &errs);
         reduce_batch(comm, it, &errs);
     }
     if (size >= 2) {
