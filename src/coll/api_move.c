@@ -40,7 +40,8 @@ int PMPI_Barrier(MPI_Comm comm)
     int rc = coll_check_comm(&ctx, comm, "MPI_Barrier");
     if (rc != MPI_SUCCESS)
         return rc;
-    struct coll_args args = { .kind = COLL_BARRIER };
+    struct coll_args args;
+    coll_args_init(&args, COLL_BARRIER, 0);
     return run(&ctx, &args, "MPI_Barrier");
 }
 STRAND_MPI_ALIAS(MPI_Barrier);
@@ -55,7 +56,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     if (rc != MPI_SUCCESS)
         return rc;
     enum coll_role role = coll_role_of(&ctx, root);
-    struct coll_args args = { .kind = COLL_BCAST, .root = root };
+    struct coll_args args;
+    coll_args_init(&args, COLL_BCAST, root);
     if (role != ROLE_IDLE) {
         rc = coll_check_data(&ctx, where, buffer, count, datatype);
         if (rc != MPI_SUCCESS)
@@ -92,7 +94,9 @@ static int rooted(const char *where, enum coll_kind kind, const struct rooted_si
     enum coll_role role = coll_role_of(&ctx, root);
     bool vector = kind == COLL_GATHERV || kind == COLL_SCATTERV;
     bool gathers = kind == COLL_GATHER || kind == COLL_GATHERV;
-    struct coll_args args = { .kind = kind, .root = root, .skip_self = s->member_buf == MPI_IN_PLACE };
+    struct coll_args args;
+    coll_args_init(&args, kind, root);
+    args.skip_self = s->member_buf == MPI_IN_PLACE;
     struct coll_side *member = gathers ? &args.send : &args.recv;
     struct coll_side *at_root = gathers ? &args.recv : &args.send;
     bool member_moves = role == ROLE_MEMBER || (role == ROLE_ROOT && !ctx.inter && s->member_buf != MPI_IN_PLACE);
@@ -161,7 +165,8 @@ static int allgather(const char *where, enum coll_kind kind, void *sendbuf, int 
         rc = coll_no_in_place(&ctx, where, sendbuf, "sendbuf");
     if (rc != MPI_SUCCESS)
         return rc;
-    struct coll_args args = { .kind = kind };
+    struct coll_args args;
+    coll_args_init(&args, kind, 0);
     if (kind == COLL_ALLGATHER) {
         rc = coll_check_data(&ctx, where, recvbuf, recvcount, recvtype);
         side_set(&args.recv, LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
@@ -234,7 +239,8 @@ static int alltoall(const char *where, struct coll_args *args, MPI_Comm comm)
 int PMPI_Alltoall(void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    struct coll_args args = { .kind = COLL_ALLTOALL };
+    struct coll_args args;
+    coll_args_init(&args, COLL_ALLTOALL, 0);
     side_set(&args.send, LAYOUT_INDEXED, sendbuf, sendcount, sendtype);
     side_set(&args.recv, LAYOUT_INDEXED, recvbuf, recvcount, recvtype);
     return alltoall("MPI_Alltoall", &args, comm);
@@ -244,7 +250,8 @@ STRAND_MPI_ALIAS(MPI_Alltoall);
 int PMPI_Alltoallv(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                    int recvcounts[], int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    struct coll_args args = { .kind = COLL_ALLTOALLV };
+    struct coll_args args;
+    coll_args_init(&args, COLL_ALLTOALLV, 0);
     side_set_v(&args.send, LAYOUT_V, sendbuf, sendcounts, sdispls, sendtype, NULL);
     side_set_v(&args.recv, LAYOUT_V, recvbuf, recvcounts, rdispls, recvtype, NULL);
     return alltoall("MPI_Alltoallv", &args, comm);
@@ -254,7 +261,8 @@ STRAND_MPI_ALIAS(MPI_Alltoallv);
 int PMPI_Alltoallw(void *sendbuf, int sendcounts[], int sdispls[], MPI_Datatype sendtypes[], void *recvbuf,
                    int recvcounts[], int rdispls[], MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    struct coll_args args = { .kind = COLL_ALLTOALLW };
+    struct coll_args args;
+    coll_args_init(&args, COLL_ALLTOALLW, 0);
     side_set_v(&args.send, LAYOUT_W, sendbuf, sendcounts, sdispls, NULL, sendtypes);
     side_set_v(&args.recv, LAYOUT_W, recvbuf, recvcounts, rdispls, NULL, recvtypes);
     return alltoall("MPI_Alltoallw", &args, comm);

@@ -50,7 +50,9 @@ int PMPI_Reduce(void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, 
     if (rc != MPI_SUCCESS)
         return rc;
     enum coll_role role = coll_role_of(&ctx, root);
-    struct coll_args args = { .kind = COLL_REDUCE, .root = root, .count = (size_t)(count > 0 ? count : 0) };
+    struct coll_args args;
+    coll_args_init(&args, COLL_REDUCE, root);
+    args.count = (size_t)(count > 0 ? count : 0);
     bool reads = role == ROLE_MEMBER || !ctx.inter;
     bool writes = role == ROLE_ROOT;
     rc = reduction_args(&ctx, where, &args, sendbuf, recvbuf, count, args.count, datatype, op, reads, writes,
@@ -68,7 +70,9 @@ int PMPI_Allreduce(void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
     int rc = coll_check_comm(&ctx, comm, where);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct coll_args args = { .kind = COLL_ALLREDUCE, .count = (size_t)(count > 0 ? count : 0) };
+    struct coll_args args;
+    coll_args_init(&args, COLL_ALLREDUCE, 0);
+    args.count = (size_t)(count > 0 ? count : 0);
     rc = reduction_args(&ctx, where, &args, sendbuf, recvbuf, count, args.count, datatype, op, true, true, true);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -104,7 +108,9 @@ static int reduce_scatter(const char *where, enum coll_kind kind, void *sendbuf,
     if (total > (size_t)INT32_MAX)
         return error_report(coll_errcomm(&ctx), MPI_ERR_COUNT, where, "vector of %zu elements is too long",
                             total);
-    struct coll_args args = { .kind = kind, .recvcounts = kind == COLL_REDUCE_SCATTER ? recvcounts : NULL };
+    struct coll_args args;
+    coll_args_init(&args, kind, 0);
+    args.recvcounts = kind == COLL_REDUCE_SCATTER ? recvcounts : NULL;
     rc = reduction_args(&ctx, where, &args, sendbuf, recvbuf, (int)total, (size_t)(mine > 0 ? mine : 0),
                         datatype, op, true, true, true);
     if (rc != MPI_SUCCESS)
@@ -140,7 +146,9 @@ static int scan(const char *where, enum coll_kind kind, void *sendbuf, void *rec
         rc = coll_intra_only(&ctx, where);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct coll_args args = { .kind = kind, .count = (size_t)(count > 0 ? count : 0) };
+    struct coll_args args;
+    coll_args_init(&args, kind, 0);
+    args.count = (size_t)(count > 0 ? count : 0);
     rc = reduction_args(&ctx, where, &args, sendbuf, recvbuf, count, args.count, datatype, op, true, true, true);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -24,7 +24,7 @@ struct coll_gate {
     _Alignas(64) struct coll_flag round;
 };
 
-/* Eager staging: every member owns a ring of COLL_EAGER_DEPTH entries,
+/* Eager staging: every member owns a ring of `eager_depth` entries,
  * entry `epoch % depth` for the collective of that epoch. Only the owner
  * writes its entries (the root of a bcast or scatter its data, a gather or
  * reduce member its block). A block of up to COLL_EAGER_INLINE bytes is
@@ -33,12 +33,18 @@ struct coll_gate {
  * areas. A writer reuses an entry (area) only when every member has
  * completed the collective that last could have used it (`done` >= epoch -
  * depth), so it runs at most `depth` collectives ahead of the slowest
- * member and never overwrites unread data. */
+ * member and never overwrites unread data. Small communicators get deeper
+ * rings: oversubscribed, a root that runs further ahead makes each member
+ * wake less often per call (64-rank 8-byte bcast 2.1 -> 1.55 us), and the
+ * memory (64 B x depth per member, touched only when used) stays small;
+ * large ones keep 16 KiB per member. */
 enum {
-    COLL_EAGER_DEPTH = 256,         /* entries per member; power of two */
-    COLL_EAGER_INLINE = 48,         /* bytes stored in the entry itself */
-    COLL_EAGER_BLOCKS = 16,         /* larger-block areas per member; power of two */
-    COLL_EAGER_BYTES = 1024,        /* largest staged block */
+    COLL_EAGER_DEPTH_SMALL_COMM = 1024, /* entries per member, <= 64 members; power of two */
+    COLL_EAGER_DEPTH = 256,             /* entries per member otherwise; power of two */
+    COLL_EAGER_SMALL_COMM = 64,
+    COLL_EAGER_INLINE = 48,             /* bytes stored in the entry itself */
+    COLL_EAGER_BLOCKS = 16,             /* larger-block areas per member; power of two */
+    COLL_EAGER_BYTES = 1024,            /* largest staged block */
 };
 
 /* One cache line: a reader of a small block fetches flag and data at once.
@@ -73,11 +79,12 @@ struct coll_core {
     struct comm_core *side[2];      /* the core of each group's members */
     int base[2], size[2];           /* slots of each group */
     int nslots;
+    unsigned eager_depth;           /* ring entries per member (see above) */
     atomic_int attached;            /* comm cores using this state */
     struct coll_gate gate;
     /* Staging memory, mapped by the first member that stages anything on
      * the core (so creating communicators costs nothing more): nslots x
-     * COLL_EAGER_DEPTH entries, then nslots x COLL_EAGER_BLOCKS areas. */
+     * eager_depth entries, then nslots x COLL_EAGER_BLOCKS areas. */
     _Atomic(struct coll_eager_entry *) eager;
     struct coll_slot slots[];
 };

@@ -9,7 +9,7 @@
 
 static size_t entries_bytes(const struct coll_core *cc)
 {
-    return (size_t)cc->nslots * COLL_EAGER_DEPTH * sizeof(struct coll_eager_entry);
+    return (size_t)cc->nslots * cc->eager_depth * sizeof(struct coll_eager_entry);
 }
 
 static size_t staging_bytes(const struct coll_core *cc)
@@ -43,8 +43,8 @@ void coll_eager_unmap(struct coll_core *cc)
 
 static struct coll_eager_entry *entry_of(const struct coll_ctx *ctx, int slot)
 {
-    size_t index = ctx->epoch & (COLL_EAGER_DEPTH - 1);
-    return &staging(ctx)[(size_t)slot * COLL_EAGER_DEPTH + index];
+    unsigned depth = ctx->cc->eager_depth;
+    return &staging(ctx)[(size_t)slot * depth + (ctx->epoch & (depth - 1))];
 }
 
 static char *data_of(const struct coll_ctx *ctx, int slot, size_t bytes)
@@ -89,15 +89,16 @@ static void wait_all_done(struct coll_ctx *ctx, unsigned need, unsigned depth)
 
 char *coll_eager_claim(struct coll_ctx *ctx, size_t bytes)
 {
-    unsigned depth = bytes <= COLL_EAGER_INLINE ? COLL_EAGER_DEPTH : COLL_EAGER_BLOCKS;
+    unsigned entries = ctx->cc->eager_depth;
+    unsigned depth = bytes <= COLL_EAGER_INLINE ? entries : COLL_EAGER_BLOCKS;
     wait_all_done(ctx, ctx->epoch - depth, depth);
     /* Readers hold the entries we write next (they read them a ring ago);
      * taking one back while this call runs, not when the next call
      * stores into it, made a 2-rank 8-byte bcast 3x faster. Further
      * ahead is slower: the readers' own prefetching of the lines they
      * read next shares them again. */
-    size_t ahead = (ctx->epoch + PREFETCH_AHEAD) & (COLL_EAGER_DEPTH - 1);
-    prefetch_for_write(&staging(ctx)[(size_t)ctx->self * COLL_EAGER_DEPTH + ahead]);
+    size_t ahead = (ctx->epoch + PREFETCH_AHEAD) & (entries - 1);
+    prefetch_for_write(&staging(ctx)[(size_t)ctx->self * entries + ahead]);
     return data_of(ctx, ctx->self, bytes);
 }
 

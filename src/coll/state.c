@@ -15,6 +15,7 @@ static struct coll_core *state_create(int nslots)
         return NULL;
     memset(cc, 0, bytes);
     cc->nslots = nslots;
+    cc->eager_depth = nslots <= COLL_EAGER_SMALL_COMM ? COLL_EAGER_DEPTH_SMALL_COMM : COLL_EAGER_DEPTH;
     /* Every member is in this node process: shared-address-space algorithms. */
     cc->algo = &coll_shm_algorithms;
     return cc;

@@ -63,7 +63,10 @@ struct node {
 };
 
 extern struct node strand_node;
-extern __thread struct rank *strand_self;
+/* Initial-exec: one %fs-relative load instead of a __tls_get_addr call on
+ * every MPI entry (libmpi is loaded with the program, or, if dlopened,
+ * fits glibc's static TLS reserve with one pointer). */
+extern __thread struct rank *strand_self __attribute__((tls_model("initial-exec")));
 
 /* Interface used by privatize/ (the program loader). */
 STRAND_EXPORT struct rank *strand_current_rank(void);

@@ -16,13 +16,13 @@
 #include "core.h"
 
 struct node strand_node;
-__thread struct rank *strand_self;
+__thread struct rank *strand_self __attribute__((tls_model("initial-exec")));
 
 enum {
     DEFAULT_STACK_SIZE = 4 << 20,
     DEFAULT_EAGER_LIMIT = 16 << 10,
     SPINS_DEDICATED = 4000,     /* a core each: spin a few microseconds */
-    SPINS_OVERSUBSCRIBED = 50,  /* sharing cores: sleep almost at once */
+    SPINS_OVERSUBSCRIBED = 1,  /* sharing cores: sleep almost at once */
 };
 
 struct rank *strand_current_rank(void) { return strand_self; }
