@@ -116,16 +116,33 @@ static void collect_deposits(struct coll_ctx *ctx, const struct coll_args *args)
     }
 }
 
-static int rooted_root(struct coll_ctx *ctx, struct coll_args *args)
+/* How many members take each path. Bcast, scatter and gather have one
+ * block size for all, so the root does not walk the members (that walk
+ * was a tenth of a 64-rank 8-byte bcast). */
+static void count_paths(const struct coll_ctx *ctx, const struct coll_args *args, int *staged, int *direct)
 {
-    int staged = 0, direct = 0;
+    const struct coll_side *root_side = is_gather(args) ? &args->recv : &args->send;
+    int members = ctx->peer_size - (ctx->inter ? 0 : 1);
+    *staged = *direct = 0;
+    if (root_side->layout != LAYOUT_V) {
+        enum rooted_path path = members > 0 ? root_path(ctx, args, 0) : PATH_NONE;
+        *staged = path == PATH_STAGED ? members : 0;
+        *direct = path == PATH_DIRECT ? members : 0;
+        return;
+    }
     for (int p = 0; p < ctx->peer_size; p++) {
         if (is_self(ctx, p))
             continue;
         enum rooted_path path = root_path(ctx, args, p);
-        staged += path == PATH_STAGED;
-        direct += path == PATH_DIRECT;
+        *staged += path == PATH_STAGED;
+        *direct += path == PATH_DIRECT;
     }
+}
+
+static int rooted_root(struct coll_ctx *ctx, struct coll_args *args)
+{
+    int staged, direct;
+    count_paths(ctx, args, &staged, &direct);
     if (staged > 0 && !is_gather(args))
         stage_root_blocks(ctx, args);
     if (direct > 0) {
