@@ -168,8 +168,17 @@ void coll_meet_done(struct coll_ctx *ctx);
 /* The block `s` holds for peer `peer`; false when empty. */
 bool coll_side_block(const struct coll_side *s, int peer, char **buf, int *count, MPI_Datatype *type);
 /* Copies the block `from` sends to the receiver (its rank `to_rank` in the
- * sender's peer group) into the receiver's block for the sender. */
-void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank);
+ * sender's peer group) into the receiver's block for the sender. `blocks`:
+ * how many such blocks the whole collective writes. When they add up to
+ * more than a last-level cache slice holds, the destinations are evicted
+ * before anyone reads them, and large blocks are stored past the cache
+ * (half the memory traffic: no read of the old line). Measured on 2 cores,
+ * bcast of 1 MiB: 64 ranks 1470 -> 1160 us, while at 16 ranks (16 MiB in
+ * all) streaming was 15 % slower. The size of the slice is a constant: in
+ * VMs the cache sizes hwloc reports are the whole socket's. */
+enum { COLL_STREAM_MIN_BLOCK = 256 << 10, COLL_STREAM_MIN_TOTAL = 32 << 20 };
+void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank,
+                    size_t blocks);
 
 /* Engines (rooted.c, exchange.c, reduce.c). */
 int coll_rooted_engine(struct coll_ctx *ctx, struct coll_args *args);

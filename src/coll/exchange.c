@@ -40,7 +40,8 @@ bool coll_side_block(const struct coll_side *s, int peer, char **buf, int *count
     return *count > 0;
 }
 
-void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank)
+void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll_args *to, int from_rank,
+                    size_t blocks)
 {
     char *src, *dst;
     int scount, dcount;
@@ -49,7 +50,11 @@ void coll_pair_copy(const struct coll_args *from, int to_rank, const struct coll
         return;
     if (!coll_side_block(&to->recv, from_rank, &dst, &dcount, &dtype))
         return;
-    dt_copy(dst, (size_t)dcount, dtype, src, (size_t)scount, stype);
+    size_t block = (size_t)scount * stype->size;
+    if (block >= COLL_STREAM_MIN_BLOCK && block * blocks > COLL_STREAM_MIN_TOTAL)
+        dt_copy_streaming(dst, (size_t)dcount, dtype, src, (size_t)scount, stype);
+    else
+        dt_copy(dst, (size_t)dcount, dtype, src, (size_t)scount, stype);
 }
 
 /* Before: every member's arguments are published. After: nobody reads
@@ -110,7 +115,7 @@ static void exchange_staged(struct coll_ctx *ctx, struct coll_args *args, size_t
     }
     coll_eager_publish(ctx);
     if (!args->skip_self)
-        coll_pair_copy(args, ctx->rank, args, ctx->rank);
+        coll_pair_copy(args, ctx->rank, args, ctx->rank, 1);
     for (int i = 1; i < ctx->local_size; i++) {
         int peer = (ctx->rank + i) % ctx->local_size;
         char *buf;
@@ -131,13 +136,15 @@ int coll_exchange_all(struct coll_ctx *ctx, struct coll_args *args)
     }
     ctx->me->args = args;
     meet_published(ctx);
+    /* Every member writes a block from every peer. */
+    size_t blocks = (size_t)ctx->local_size * (size_t)ctx->peer_size;
     /* Start after our own rank so that peers do not all read rank 0 first. */
     for (int i = 0; i < ctx->peer_size; i++) {
         int peer = (ctx->rank + i) % ctx->peer_size;
         bool is_self = !ctx->inter && peer == ctx->rank;
         if (is_self && args->skip_self)
             continue;
-        coll_pair_copy(coll_peer_args(ctx, ctx->peer_base + peer), ctx->rank, args, peer);
+        coll_pair_copy(coll_peer_args(ctx, ctx->peer_base + peer), ctx->rank, args, peer, blocks);
     }
     meet_done(ctx);
     return MPI_SUCCESS;

@@ -151,7 +151,7 @@ static int rooted_root(struct coll_ctx *ctx, struct coll_args *args)
         coll_flag_set(&ctx->me->arrive, ctx->epoch);
     }
     if (!ctx->inter && !args->skip_self)
-        coll_pair_copy(args, ctx->rank, args, ctx->rank);
+        coll_pair_copy(args, ctx->rank, args, ctx->rank, 1);
     if (staged > 0 && is_gather(args))
         collect_deposits(ctx, args);
     if (direct > 0)
@@ -164,8 +164,10 @@ static void member_direct(struct coll_ctx *ctx, struct coll_args *args, int root
     struct coll_slot *root = &ctx->cc->slots[root_slot];
     coll_flag_wait_epoch(&root->arrive, ctx->epoch);
     const struct coll_args *rargs = root->args;
-    coll_pair_copy(rargs, ctx->rank, args, args->root);
-    coll_pair_copy(args, args->root, rargs, ctx->rank);
+    /* One block per member, all written in this call. */
+    size_t blocks = (size_t)ctx->local_size;
+    coll_pair_copy(rargs, ctx->rank, args, args->root, blocks);
+    coll_pair_copy(args, args->root, rargs, ctx->rank, blocks);
     coll_flag_count_down(&root->pending);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "../util/cache.h"
 #include "datatype.h"
 
 struct frame {
@@ -282,6 +283,17 @@ static void copy_same_layout(char *dst, const char *src, size_t count, MPI_Datat
         copy_pieces(c.piece + delta, c.stride, c.piece, c.stride, c.len, c.pieces);
         c.pieces = 0;
     }
+}
+
+size_t dt_copy_streaming(void *dst, size_t dcount, MPI_Datatype dtype,
+                         const void *src, size_t scount, MPI_Datatype stype)
+{
+    if (!dtype->contiguous || !stype->contiguous)
+        return dt_copy(dst, dcount, dtype, src, scount, stype);
+    size_t want = scount * stype->size, room = dcount * dtype->size;
+    size_t bytes = want < room ? want : room;
+    copy_streaming((char *)dst + dtype->true_lb, (const char *)src + stype->true_lb, bytes);
+    return bytes;
 }
 
 size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,

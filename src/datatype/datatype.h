@@ -96,6 +96,10 @@ bool dt_buffer_is_invalid(const void *buf, int count, MPI_Datatype t);
  * layout to another; returns the bytes copied. */
 size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
                const void *src, size_t scount, MPI_Datatype stype);
+/* The same, with contiguous data stored past the cache (util/cache.h):
+ * for large copies whose destination will not be read soon. */
+size_t dt_copy_streaming(void *dst, size_t dcount, MPI_Datatype dtype,
+                         const void *src, size_t scount, MPI_Datatype stype);
 /* Packs `count` elements into contiguous `out`; returns bytes written. */
 size_t dt_pack(void *out, const void *src, size_t count, MPI_Datatype t);
 /* Unpacks up to `bytes` from contiguous `in` into the layout; returns bytes used. */

@@ -53,6 +53,38 @@ static void test_copy_truncates_to_destination(void)
     CU_ASSERT_EQUAL(dst[3], 0);
 }
 
+/* Streaming copies: every alignment of the destination and lengths around
+ * the 64-byte loop, with guard bytes on both sides; non-contiguous types
+ * fall back to dt_copy. */
+static void test_copy_streaming(void)
+{
+    enum { MAX = 1000 };
+    unsigned char src[MAX], dst[MAX + 64];
+    for (int i = 0; i < MAX; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    static const int lengths[] = { 0, 1, 15, 16, 63, 64, 79, 80, 127, 128, 200, 511, 777, MAX - 16 };
+    for (int shift = 0; shift < 16; shift++) {
+        for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+            int n = lengths[k];
+            memset(dst, 0xee, sizeof dst);
+            CU_ASSERT_EQUAL(dt_copy_streaming(dst + shift + 8, (size_t)n, MPI_BYTE, src + 1, (size_t)n, MPI_BYTE),
+                            (size_t)n);
+            CU_ASSERT_EQUAL(memcmp(dst + shift + 8, src + 1, (size_t)n), 0);
+            for (int i = 0; i < shift + 8; i++)
+                CU_ASSERT_EQUAL(dst[i], 0xee);
+            for (int i = shift + 8 + n; i < (int)sizeof dst; i++)
+                CU_ASSERT_EQUAL(dst[i], 0xee);
+        }
+    }
+    MPI_Datatype every_other;
+    int ints[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, got[4] = { 0 };
+    CU_ASSERT_EQUAL(MPI_Type_vector(4, 1, 2, MPI_INT, &every_other), MPI_SUCCESS);
+    MPI_Type_commit(&every_other);
+    CU_ASSERT_EQUAL(dt_copy_streaming(got, 4, MPI_INT, ints, 1, every_other), 4 * sizeof(int));
+    CU_ASSERT(got[0] == 1 && got[1] == 3 && got[2] == 5 && got[3] == 7);
+    MPI_Type_free(&every_other);
+}
+
 static void test_counts_from_bytes(void)
 {
     CU_ASSERT_EQUAL(dt_count_from_bytes(MPI_INT, 12), 3);
@@ -561,6 +593,7 @@ int main(void)
     CU_add_test(s, "pair type skips padding", test_pair_type_skips_padding);
     CU_add_test(s, "pack/unpack round trip", test_pack_unpack_round_trip);
     CU_add_test(s, "copy truncates", test_copy_truncates_to_destination);
+    CU_add_test(s, "streaming copy", test_copy_streaming);
     CU_add_test(s, "counts from bytes", test_counts_from_bytes);
     CU_pSuite r = CU_add_suite("derived", NULL, NULL);
     CU_add_test(r, "random nested types vs reference", test_random_types);
