@@ -251,6 +251,31 @@ static void test_minloc_maxloc(void)
     PAIR_CHECK(double, double, MPI_2DOUBLE_PRECISION);
 }
 
+/* Elements at odd addresses (an accumulate into a window of displacement
+ * unit 1): predefined kernels must not assume alignment (UBSan checks it
+ * in a --enable-sanitizers build). */
+static void test_misaligned_elements(void)
+{
+    struct op_plan plan;
+    const char *why;
+    unsigned char in[1 + 3 * sizeof(double)], inout[3 + 3 * sizeof(double)];
+    double x[3] = { 1.5, -2.0, 4.0 }, y[3] = { 10.0, 20.0, 30.0 }, got[3];
+    memcpy(in + 1, x, sizeof x);
+    memcpy(inout + 3, y, sizeof y);
+    CU_ASSERT_EQUAL_FATAL(op_plan_init(&plan, MPI_SUM, MPI_DOUBLE, false, &why), MPI_SUCCESS);
+    op_plan_apply(&plan, in + 1, inout + 3, 3);
+    memcpy(got, inout + 3, sizeof got);
+    CU_ASSERT(got[0] == 11.5 && got[1] == 18.0 && got[2] == 34.0);
+    struct { int value, index; } a = { 5, 2 }, b = { 5, 1 }, c;
+    unsigned char pa[1 + sizeof a], pb[1 + sizeof b];
+    memcpy(pa + 1, &a, sizeof a);
+    memcpy(pb + 1, &b, sizeof b);
+    CU_ASSERT_EQUAL_FATAL(op_plan_init(&plan, MPI_MINLOC, MPI_2INT, false, &why), MPI_SUCCESS);
+    op_plan_apply(&plan, pa + 1, pb + 1, 1);
+    memcpy(&c, pb + 1, sizeof c);
+    CU_ASSERT(c.value == 5 && c.index == 1);
+}
+
 static void concat_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     int *a = in, *b = inout;
@@ -279,5 +304,6 @@ int main(void)
     CU_add_test(s, "kernels against a reference", test_kernels_against_reference);
     CU_add_test(s, "MINLOC/MAXLOC on every pair type", test_minloc_maxloc);
     CU_add_test(s, "user operation plans", test_user_op_plan);
+    CU_add_test(s, "misaligned elements", test_misaligned_elements);
     return unit_run_registry();
 }
