@@ -20,41 +20,6 @@ static inline void prefetch_for_write(const void *p)
     __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
 #else
     __builtin_prefetch(p, 1, 3);
-/* memcpy whose stores bypass the cache (x86-64: SSE2 non-temporal
- * stores; elsewhere plain memcpy). For copies whose destinations will be
- * evicted before anyone reads them: a normal store first reads the line
- * from memory, a streaming one does not, so such copies move half the
- * memory traffic. Ends with a store fence: the data is visible before
- * any later flag store. */
-static inline void copy_streaming(void *dst, const void *src, size_t n)
-{
-#if defined(__x86_64__)
-    char *d = dst;
-    const char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (n < head + 64) {
-        memcpy(d, s, n);
-        return;
-    }
-    memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
-        _mm_stream_si128((__m128i *)d, a);
-        _mm_stream_si128((__m128i *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(d + 48), e);
-    }
-    memcpy(d, s, n);
-    _mm_sfence();
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
 #endif
 }
 
