@@ -22,7 +22,7 @@ enum {
     DEFAULT_STACK_SIZE = 4 << 20,
     DEFAULT_EAGER_LIMIT = 16 << 10,
     SPINS_DEDICATED = 4000,     /* a core each: spin a few microseconds */
-    SPINS_OVERSUBSCRIBED = 1,  /* sharing cores: sleep almost at once */
+    SPINS_OVERSUBSCRIBED = 1,   /* sharing cores: the awaited rank is not running; poll once */
 };
 
 struct rank *strand_current_rank(void) { return strand_self; }
