@@ -262,6 +262,27 @@ static size_t copy_flat_elements(char *contig, bool into_layout, char *layout, s
     return count;
 }
 
+/* Whether two types place their data identically: the same object, or
+ * (each rank builds its own type objects, so a message between ranks
+ * nearly always has two) equal layouts, extents and sizes. Comparing is
+ * linear in the number of layout ops, which each describe at least one
+ * piece of the data copied. */
+static bool dt_same_layout(MPI_Datatype a, MPI_Datatype b)
+{
+    if (a == b)
+        return true;
+    if (a->size != b->size || dt_extent(a) != dt_extent(b) || a->layout.nops != b->layout.nops ||
+        a->layout.ntop != b->layout.ntop || a->layout.depth != b->layout.depth)
+        return false;
+    for (uint32_t i = 0; i < a->layout.nops; i++) {
+        const struct dt_op *x = &a->layout.ops[i], *y = &b->layout.ops[i];
+        if (x->disp != y->disp || x->stride != y->stride || x->count != y->count || x->len != y->len ||
+            x->body != y->body || x->nbody != y->nbody)
+            return false;
+    }
+    return true;
+}
+
 /* Both sides the same type: one cursor drives both buffers. */
 static void copy_same_layout(char *dst, const char *src, size_t count, MPI_Datatype t)
 {
@@ -325,7 +346,7 @@ size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
         copy_with_contiguous(contig, into_layout, c, bytes - whole * t->size);
         return bytes;
     }
-    if (stype == dtype) {
+    if (dt_same_layout(stype, dtype)) {
         copy_same_layout(dst, src, bytes / stype->size, stype);
         return bytes;
     }

@@ -85,6 +85,49 @@ static void test_copy_streaming(void)
     MPI_Type_free(&every_other);
 }
 
+/* A struct type built twice (as two ranks would): copies between the two
+ * objects take the same-layout path and leave the gaps alone; a type of
+ * equal size and extent but another placement must not. */
+static MPI_Datatype int_double_char(MPI_Aint char_at)
+{
+    int lengths[3] = { 1, 1, 1 };
+    MPI_Aint displs[3] = { 0, 8, char_at };
+    MPI_Datatype types[3] = { MPI_INT, MPI_DOUBLE, MPI_CHAR }, raw, t;
+    MPI_Type_create_struct(3, lengths, displs, types, &raw);
+    MPI_Type_create_resized(raw, 0, 24, &t);
+    MPI_Type_free(&raw);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static void test_copy_between_equal_layouts(void)
+{
+    enum { N = 5 };
+    MPI_Datatype a = int_double_char(18), b = int_double_char(18), other = int_double_char(20);
+    unsigned char src[24 * N], dst[24 * N];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i + 1);
+    memset(dst, 0xee, sizeof dst);
+    CU_ASSERT_EQUAL(dt_copy(dst, N, b, src, N, a), 13 * N);
+    for (int e = 0; e < N; e++)
+        for (int k = 0; k < 24; k++) {
+            bool data = k < 4 || (k >= 8 && k < 16) || k == 18;
+            CU_ASSERT_EQUAL(dst[24 * e + k], data ? src[24 * e + k] : 0xee);
+        }
+    /* The char at 20 instead of 18: same size, extent and number of pieces. */
+    memset(dst, 0xee, sizeof dst);
+    CU_ASSERT_EQUAL(dt_copy(dst, N, other, src, N, a), 13 * N);
+    for (int e = 0; e < N; e++) {
+        CU_ASSERT_EQUAL(memcmp(dst + 24 * e, src + 24 * e, 4), 0);
+        CU_ASSERT_EQUAL(memcmp(dst + 24 * e + 8, src + 24 * e + 8, 8), 0);
+        CU_ASSERT_EQUAL(dst[24 * e + 20], src[24 * e + 18]);
+        CU_ASSERT_EQUAL(dst[24 * e + 18], 0xee);
+    }
+    MPI_Type_free(&a);
+    MPI_Type_free(&b);
+    MPI_Type_free(&other);
+}
+
 static void test_counts_from_bytes(void)
 {
     CU_ASSERT_EQUAL(dt_count_from_bytes(MPI_INT, 12), 3);
@@ -594,6 +637,7 @@ int main(void)
     CU_add_test(s, "pack/unpack round trip", test_pack_unpack_round_trip);
     CU_add_test(s, "copy truncates", test_copy_truncates_to_destination);
     CU_add_test(s, "streaming copy", test_copy_streaming);
+    CU_add_test(s, "copy between equal layouts", test_copy_between_equal_layouts);
     CU_add_test(s, "counts from bytes", test_counts_from_bytes);
     CU_pSuite r = CU_add_suite("derived", NULL, NULL);
     CU_add_test(r, "random nested types vs reference", test_random_types);
