@@ -250,14 +250,15 @@ static size_t vector_elements(const struct coll_ctx *ctx, const struct coll_args
 /* Small reductions on a contiguous type go through staging: a member
  * that needs no result (reduce) packs its input into its ring entry and
  * returns; the root combines the deposits in rank order. A small group's
- * allreduce and reduce_scatter do the same on every member when each has
- * a core: each deposits its input and combines all deposits (its block of
+ * allreduce (when each member has a core) and reduce_scatter do the same
+ * on every member: each deposits its input and combines all deposits (its block of
  * them) itself, so nobody waits for a second round (8-byte
- * reduce_scatter_block at 2 ranks: 1.72 -> 0.12 us).
- * Oversubscribed, waiting for n deposits in turn costs more than the
- * gate's one wait, and the last arriver wins (allreduce, 16 and 64 ranks
- * on 2 cores: 32 vs 41 and 176 vs 228 us; at 4 ranks staging would win,
- * 4.2 vs 5.7 us). */
+ * reduce_scatter_block at 2 ranks: 1.72 -> 0.12 us). Oversubscribed, an
+ * allreduce that waits for n deposits in turn costs more than the gate's
+ * one wait, and the last arriver wins (16 and 64 ranks on 2 cores: 32 vs
+ * 41 and 176 vs 228 us; at 4 ranks staging would win, 4.2 vs 5.7 us); a
+ * reduce_scatter stages anyway, its other path has two gates (4, 16, 64
+ * ranks: 5.4 vs 10.6, 36 vs 55, 224 vs 282 us). */
 static bool reduce_stages(const struct coll_ctx *ctx, const struct coll_args *args)
 {
     MPI_Datatype t = args->plan.type;
@@ -266,7 +267,9 @@ static bool reduce_stages(const struct coll_ctx *ctx, const struct coll_args *ar
         return false;
     if (args->kind == COLL_REDUCE)
         return true;
-    return ctx->local_size <= COLL_ALLREDUCE_READ_ALL_MAX && strand_node.config.nranks <= strand_node.ncores;
+    if (ctx->local_size > COLL_ALLREDUCE_READ_ALL_MAX)
+        return false;
+    return args->kind != COLL_ALLREDUCE || strand_node.config.nranks <= strand_node.ncores;
 }
 
 static int reduce_staged(struct coll_ctx *ctx, struct coll_args *args)
