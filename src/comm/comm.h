@@ -51,7 +51,11 @@ struct strand_comm {
     struct attribute *attrs;        /* newest first (deleted last-in first-out) */
     struct topo *topo;              /* NULL when the communicator has no topology */
     uint32_t build_seq;             /* meetings (constructors but dup) held on this communicator */
-    uint64_t dup_count;             /* MPI_Comm_dup calls on this communicator */
+    /* MPI_Comm_dup calls on this communicator. Atomic: threads of one rank
+     * may dup the same communicator at once (MPI_THREAD_MULTIPLE), and each
+     * must take its own dup number; the k-th number on every member is
+     * the same new communicator. */
+    _Atomic uint64_t dup_count;
     atomic_int refs;                /* the user's reference + pending internal users */
     char name[MPI_MAX_OBJECT_NAME];
 };

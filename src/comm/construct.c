@@ -505,7 +505,8 @@ int comm_build(struct strand_comm *parent, enum build_kind kind, const struct bu
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
     if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
-        int rc = dup_take(core, DUP_RING + parent->dup_count++, out);
+        uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);
+        int rc = dup_take(core, DUP_RING + d, out);
         out->rank = parent->rank;
         return rc;
     }

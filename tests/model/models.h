@@ -1,5 +1,5 @@
-/* The models of Strand's RMA synchronization (src/rma), each run over all
- * its configurations. Each returns false after printing a counterexample. */
+/* The models of Strand's synchronization protocols (src/rma, src/pt2pt),
+ * each run over all its configurations. Each returns false after printing a counterexample. */
 #ifndef STRAND_MODEL_MODELS_H
 #define STRAND_MODEL_MODELS_H
 
@@ -13,5 +13,11 @@ extern bool model_full;
 bool check_lock(struct explore_stats *stats, FILE *out);
 bool check_pscw(struct explore_stats *stats, FILE *out);
 bool check_fence(struct explore_stats *stats, FILE *out);
+/* The point-to-point mailbox (model_mailbox.c), in its own program. */
+bool check_mailbox(struct explore_stats *stats, FILE *out);
+/* True when the checker finds the flaw planted in mailbox variant `mutant`
+ * (1: probers not woken, 2: wake before DONE, 3: post in a second
+ * critical section); its counterexample goes to `out`. */
+bool check_mailbox_mutant(int mutant, struct explore_stats *stats, FILE *out);
 
 #endif
