@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     size_t slot_bytes;
     int status;
 
-    MPI_Init(&argc, &argv);
+    bench_init(&argc, &argv);
     status = bench_parse_args(comm, argc, argv, &opts,
                               "  --window N      messages in flight (64)\n"
                               "  --max-mem B     buffer bytes per side (256M)\n",

@@ -88,6 +88,21 @@ static inline void *bench_malloc(MPI_Comm comm, size_t bytes)
     return p;
 }
 
+/* ---- start-up ---------------------------------------------------------- */
+
+/* MPI_Init, or MPI_Init_thread(MPI_THREAD_MULTIPLE) when the environment
+ * has BENCH_THREAD_MULTIPLE=1 (to measure what that level costs a
+ * single-threaded program); bench_header prints the level. */
+static inline void bench_init(int *argc, char ***argv)
+{
+    const char *multiple = getenv("BENCH_THREAD_MULTIPLE");
+    int provided = MPI_THREAD_SINGLE;
+    if (multiple != NULL && strcmp(multiple, "1") == 0)
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
+}
+
 /* ---- output ------------------------------------------------------------ */
 
 /* Prints one result line on rank 0 and flushes it at once, so partial
@@ -105,14 +120,17 @@ static inline void bench_report(MPI_Comm comm, const char *name, long size,
 static inline void bench_header(MPI_Comm comm, const char *what,
                                 const bench_opts *o)
 {
-    int version, subversion;
+    int version, subversion, level = MPI_THREAD_SINGLE;
     if (bench_rank(comm) != 0)
         return;
     MPI_Get_version(&version, &subversion);
+    MPI_Query_thread(&level);
     printf("# %s\n", what);
-    printf("# ranks=%d mpi=%d.%d time=%gs reps=%d max_iters=%ld"
+    printf("# ranks=%d mpi=%d.%d thread_level=%s time=%gs reps=%d max_iters=%ld"
            " (value = median over reps)\n",
-           bench_nprocs(comm), version, subversion, o->time, o->reps,
+           bench_nprocs(comm), version, subversion,
+           level == MPI_THREAD_MULTIPLE ? "multiple" : level == MPI_THREAD_SERIALIZED ? "serialized"
+           : level == MPI_THREAD_FUNNELED ? "funneled" : "single", o->time, o->reps,
            o->max_iters);
     printf("# name size value unit\n");
     fflush(stdout);

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     pingpong_ctx ctx;
     int status;
 
-    MPI_Init(&argc, &argv);
+    bench_init(&argc, &argv);
     status = bench_parse_args(comm, argc, argv, &opts, "", NULL, NULL);
     if (status == 0 && bench_nprocs(comm) < 2) {
         if (bench_rank(comm) == 0)
