@@ -8,6 +8,7 @@
 #include "../core/errhandler.h"
 #include "../datatype/datatype.h"
 #include "../topo/topo.h"
+#include "../dpm/dpm.h"
 #include "attr.h"
 #include "comm.h"
 
@@ -512,6 +513,18 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 }
 STRAND_MPI_ALIAS(MPI_Intercomm_merge);
 
+int comm_free_handle(struct strand_comm *c, const char *where)
+{
+    /* Delete callbacks see a live communicator; one that fails keeps it. */
+    struct attr_host h = { ATTR_COMM, c->public_handle, &c->attrs };
+    int rc = attr_delete_all(&h);
+    if (rc != MPI_SUCCESS)
+        return error_report(c->public_handle, rc, where, "an attribute delete callback failed with code %d", rc);
+    dpm_parent_forget(c);
+    handle_end(c);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     int rc = error_check_initialized("MPI_Comm_free");
@@ -524,12 +537,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return rc;
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return error_report(*comm, MPI_ERR_COMM, "MPI_Comm_free", "a predefined communicator cannot be freed");
-    /* Delete callbacks see a live communicator; one that fails keeps it. */
-    struct attr_host h = { ATTR_COMM, c->public_handle, &c->attrs };
-    rc = attr_delete_all(&h);
+    rc = comm_free_handle(c, "MPI_Comm_free");
     if (rc != MPI_SUCCESS)
-        return error_report(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed with code %d", rc);
-    handle_end(c);
+        return rc;
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -174,6 +174,9 @@ struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, st
 struct strand_comm *comm_handle_for(struct comm_core *core, int rank, const struct strand_comm *parent);
 /* Drops one reference to a core; the last one destroys it. */
 void comm_core_release(struct comm_core *core);
+/* MPI_Comm_free's work (also MPI_Comm_disconnect's): delete callbacks,
+ * then the handle; errors are reported as `where`'s. */
+int comm_free_handle(struct strand_comm *c, const char *where);
 /* Frees a handle that was never given to the user. */
 void comm_handle_discard(struct strand_comm *c);
 

@@ -3,6 +3,7 @@
  * detached threads, accounted here so that the process exits only after
  * them and with the highest status of all. */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -158,6 +159,13 @@ int world_start_ranks(struct world *w, int (*rank_main)(void *arg), void *const 
     /* glibc's stacks (unlike the initial ranks'): freed when the thread
      * ends, so that spawn/end cycles do not grow the process. */
     pthread_attr_setstacksize(&attr, node_rank_stack_size());
+    /* Not the spawning rank's CPU binding: any CPU of the machine (the
+     * kernel keeps them within the process's cpuset). */
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &cpus);
+    pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus);
     int rc = 0;
     for (int i = 0; i < w->size && rc == 0; i++) {
         struct spawned_start *start = malloc(sizeof *start);

@@ -1,0 +1,43 @@
+/* Dynamic processes (MPI-2.2 chapter 10, DESIGN §10): spawn, ports,
+ * accept/connect, names, join, disconnect. What the rest of libmpi sees. */
+#ifndef STRAND_DPM_H
+#define STRAND_DPM_H
+
+#include "../comm/comm.h"
+
+/* MPI_Comm_free / MPI_Comm_disconnect of a handle: if it is the calling
+ * rank's parent intercommunicator, MPI_Comm_get_parent returns
+ * MPI_COMM_NULL from now on. */
+void dpm_parent_forget(const struct strand_comm *c);
+
+/* ---- shared by the files of src/dpm */
+
+/* What a collective's root did, handed to every member of its
+ * intracommunicator (spawn, accept, connect): the new intercommunicator's
+ * core for the members' side (one reference per member) or an error. */
+struct dpm_outcome {
+    atomic_int untaken;             /* members still to read it; the last frees it */
+    int error;                      /* MPI error class, MPI_SUCCESS */
+    struct comm_core *core;         /* NULL on error (or when nothing was built) */
+    int nerrcodes;                  /* spawn: one code per requested process */
+    int *errcodes;
+    char message[512];              /* why it failed, naming the command or port */
+};
+
+/* Allocates an outcome for `members` readers with room for `nerrcodes`
+ * codes; NULL when out of memory. */
+struct dpm_outcome *dpm_outcome_alloc(int members, int nerrcodes);
+
+/* Collective over the intracommunicator `comm`: every member gets the
+ * outcome `root` passes (other members pass NULL). Returns NULL only when
+ * the root had none (out of memory). */
+struct dpm_outcome *dpm_outcome_share(struct strand_comm *comm, int root, struct dpm_outcome *mine);
+
+/* A member's end of a shared outcome: makes its handle of the new
+ * intercommunicator (rank = its rank in comm) into *newcomm (MPI_COMM_NULL
+ * on error), copies the error codes if `errcodes` is not NULL, drops its
+ * share, and returns the MPI error to report (with the message in `why`). */
+int dpm_outcome_take(struct dpm_outcome *o, struct strand_comm *comm, MPI_Comm *newcomm, int *errcodes,
+                     char *why, size_t whylen);
+
+#endif
