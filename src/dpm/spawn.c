@@ -240,6 +240,7 @@ static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmd
         w->parents[j] = comm_handle_for(o->core->peer, j, NULL);
         if (w->parents[j] == NULL)
             strand_job_abort(1, "Strand MPI: out of memory while spawning\n");
+        snprintf(w->parents[j]->name, sizeof w->parents[j]->name, "MPI_COMM_PARENT"); /* MPI-2.2 10.3.2 */
     }
     /* The ranks now own the programs' shares; a thread that cannot be
      * created ends the job, as for launched ranks. */
