@@ -137,6 +137,12 @@ static void *spawned_rank_thread(void *argp)
     free(argp);
     struct world *w = start.rank->world;
     int status = rank_thread_run(start.rank, start.rank_main, start.arg);
+    /* A parent communicator the program never freed (it need not) would
+     * keep the world alive; the rank can no longer use it. */
+    struct strand_comm **parent = &w->parents[start.rank->world_rank];
+    if (*parent != NULL)
+        comm_handle_discard(*parent);
+    *parent = NULL;
     /* The rank's memory may go with the world below: nothing of it is used
      * after this point. */
     strand_self = NULL;

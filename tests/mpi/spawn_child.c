@@ -9,7 +9,8 @@
  *               parent how many errors (tag 3)
  *   connect P   connect to port P over MPI_COMM_WORLD, send 42+rank (tag 4)
  *   quiet       only disconnect
- * Every mode ends with MPI_Comm_disconnect of the parent communicator. */
+ *   leave       finalize without freeing the parent communicator
+ * Every other mode ends with MPI_Comm_disconnect of the parent communicator. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,10 @@ int main(int argc, char **argv)
         int v = 42 + rank;
         MPI_Send(&v, 1, MPI_INT, 0, 4, server);
         MPI_Comm_disconnect(&server);
+    }
+    if (strcmp(mode, "leave") == 0) {
+        MPI_Finalize();
+        return 0;
     }
     MPI_Comm_disconnect(&parent);
     MPI_Comm_get_parent(&parent);

@@ -32,12 +32,17 @@ static long threads_settled(long expect)
     return t;
 }
 
-static void cycle(const char *child, int nkids)
+/* Odd cycles: the children finalize without freeing their parent
+ * communicator, the parents free (not disconnect) theirs. */
+static void cycle(const char *child, int nkids, int i)
 {
-    char *args[] = { "quiet", NULL };
+    char *args[] = { i % 2 ? "leave" : "quiet", NULL };
     MPI_Comm kids;
     MPI_Comm_spawn((char *)child, args, nkids, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
-    MPI_Comm_disconnect(&kids);
+    if (i % 2)
+        MPI_Comm_free(&kids);
+    else
+        MPI_Comm_disconnect(&kids);
 }
 
 int main(int argc, char **argv)
@@ -51,11 +56,11 @@ int main(int argc, char **argv)
              slash != NULL ? argv[0] : ".");
     const int warmup = 20;
     for (int i = 0; i < warmup; i++)
-        cycle(child, 2);
+        cycle(child, 2, i);
     tu_barrier();
     long threads0 = threads_settled(size + 1), rss0 = status_field("VmRSS");
     for (int i = warmup; i < cycles; i++)
-        cycle(child, 2);
+        cycle(child, 2, i);
     tu_barrier();
     long threads1 = threads_settled(threads0), rss1 = status_field("VmRSS");
     if (rank == 0) {
