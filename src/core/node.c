@@ -103,7 +103,8 @@ void node_ranks_added(int count)
 {
     struct node *n = &strand_node;
     int total = atomic_fetch_add(&n->ranks_total, count) + count;
-    n->spin_limit = spin_limit_for(total, n->ncores);
+    /* a plain int read on every wait: a racing update only tunes spinning */
+    __atomic_store_n(&n->spin_limit, spin_limit_for(total, n->ncores), __ATOMIC_RELAXED);
 }
 
 size_t node_rank_stack_size(void)

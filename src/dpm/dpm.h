@@ -28,16 +28,15 @@ struct dpm_outcome {
  * codes; NULL when out of memory. */
 struct dpm_outcome *dpm_outcome_alloc(int members, int nerrcodes);
 
-/* Collective over the intracommunicator `comm`: every member gets the
- * outcome `root` passes (other members pass NULL). Returns NULL only when
- * the root had none (out of memory). */
-struct dpm_outcome *dpm_outcome_share(struct strand_comm *comm, int root, struct dpm_outcome *mine);
-
-/* A member's end of a shared outcome: makes its handle of the new
- * intercommunicator (rank = its rank in comm) into *newcomm (MPI_COMM_NULL
- * on error), copies the error codes if `errcodes` is not NULL, drops its
- * share, and returns the MPI error to report (with the message in `why`). */
-int dpm_outcome_take(struct dpm_outcome *o, struct strand_comm *comm, MPI_Comm *newcomm, int *errcodes,
-                     char *why, size_t whylen);
+/* A collective over the intracommunicator `comm` whose `root` does the
+ * work: checks comm and root, calls at_root(comm, arg) at the root (it
+ * returns the outcome, from dpm_outcome_alloc, or NULL when out of
+ * memory), hands the outcome to every member, and gives each its handle of
+ * the new intercommunicator in *newcomm (MPI_COMM_NULL on error) and the
+ * error codes (if `errcodes` is not NULL). Errors are reported as `where`'s
+ * through comm's error handler, with the root's message. */
+typedef struct dpm_outcome *(*dpm_root_fn)(struct strand_comm *comm, void *arg);
+int dpm_rooted_collective(const char *where, MPI_Comm comm, int root, dpm_root_fn at_root, void *arg,
+                          MPI_Comm *newcomm, int *errcodes);
 
 #endif

@@ -40,7 +40,7 @@ static int pass_root_outcome(int n, void *const *inputs, void **outputs)
     return MPI_SUCCESS;
 }
 
-struct dpm_outcome *dpm_outcome_share(struct strand_comm *comm, int root, struct dpm_outcome *mine)
+static struct dpm_outcome *outcome_share(struct strand_comm *comm, int root, struct dpm_outcome *mine)
 {
     struct build_request req = { .color = MPI_UNDEFINED, .expect_size = -1 };
     req.input = comm->rank == root ? mine : NULL;
@@ -50,8 +50,12 @@ struct dpm_outcome *dpm_outcome_share(struct strand_comm *comm, int root, struct
     return res.output;
 }
 
-int dpm_outcome_take(struct dpm_outcome *o, struct strand_comm *comm, MPI_Comm *newcomm, int *errcodes,
-                     char *why, size_t whylen)
+/* A member's end: its handle of the new intercommunicator (rank = its rank
+ * in comm) into *newcomm (MPI_COMM_NULL on error), the error codes if
+ * `errcodes` is not NULL; drops its share; returns the error, with the
+ * message in `why`. */
+static int outcome_take(struct dpm_outcome *o, struct strand_comm *comm, MPI_Comm *newcomm, int *errcodes,
+                        char *why, size_t whylen)
 {
     *newcomm = MPI_COMM_NULL;
     if (errcodes != NULL)
@@ -70,4 +74,30 @@ int dpm_outcome_take(struct dpm_outcome *o, struct strand_comm *comm, MPI_Comm *
     if (atomic_fetch_sub(&o->untaken, 1) == 1)
         outcome_free(o);
     return rc;
+}
+
+int dpm_rooted_collective(const char *where, MPI_Comm comm, int root, dpm_root_fn at_root, void *arg,
+                          MPI_Comm *newcomm, int *errcodes)
+{
+    int rc;
+    struct strand_comm *c = comm_checked(comm, where, &rc);
+    if (c == NULL)
+        return rc;
+    if (c->core->is_inter)
+        return error_report(comm, MPI_ERR_COMM, where, "comm must be an intra-communicator");
+    if (root < 0 || root >= c->core->local_size)
+        return error_report(comm, MPI_ERR_ROOT, where, "invalid root %d", root);
+    /* A member with a NULL result pointer still takes part (the root may
+     * be waiting for it), then fails. */
+    struct dpm_outcome *o = outcome_share(c, root, c->rank == root ? at_root(c, arg) : NULL);
+    MPI_Comm result = MPI_COMM_NULL;
+    char why[512] = "out of memory";
+    rc = o != NULL ? outcome_take(o, c, &result, errcodes, why, sizeof why) : MPI_ERR_NO_MEM;
+    if (newcomm == NULL) {
+        if (result != MPI_COMM_NULL)
+            comm_handle_discard(result);
+        return error_report(comm, MPI_ERR_ARG, where, "the new communicator's address must not be NULL");
+    }
+    *newcomm = result;
+    return rc != MPI_SUCCESS ? error_report(comm, rc, where, "%s", why) : MPI_SUCCESS;
 }

@@ -257,53 +257,43 @@ static void connect_at_root(const char *port_name, const struct strand_comm *c, 
     o->core = r.core;
 }
 
-typedef void (*root_handshake)(const char *port_name, const struct strand_comm *c, struct dpm_outcome *o);
+struct handshake {
+    const char *port_name;
+    void (*at_root)(const char *port_name, const struct strand_comm *c, struct dpm_outcome *o);
+};
 
-static int accept_or_connect(const char *where, root_handshake handshake, const char *port_name, int root,
-                             MPI_Comm comm, MPI_Comm *newcomm)
+/* The root's part of accept or connect (dpm_root_fn). */
+static struct dpm_outcome *handshake_root(struct strand_comm *c, void *arg)
 {
-    int rc;
-    struct strand_comm *c = comm_checked(comm, where, &rc);
-    if (c == NULL)
-        return rc;
-    if (c->core->is_inter)
-        return error_report(comm, MPI_ERR_COMM, where, "comm must be an intra-communicator");
-    if (root < 0 || root >= c->core->local_size)
-        return error_report(comm, MPI_ERR_ROOT, where, "invalid root %d", root);
-    struct dpm_outcome *mine = NULL;
-    if (c->rank == root) {
-        mine = dpm_outcome_alloc(c->core->local_size, 0);
-        if (mine != NULL && port_name == NULL) {
-            mine->error = MPI_ERR_ARG;
-            snprintf(mine->message, sizeof mine->message, "port_name must not be NULL at the root");
-        } else if (mine != NULL) {
-            handshake(port_name, c, mine);
-        }
+    const struct handshake *h = arg;
+    struct dpm_outcome *o = dpm_outcome_alloc(c->core->local_size, 0);
+    if (o != NULL && h->port_name == NULL) {
+        o->error = MPI_ERR_ARG;
+        snprintf(o->message, sizeof o->message, "port_name must not be NULL at the root");
+    } else if (o != NULL) {
+        h->at_root(h->port_name, c, o);
     }
-    struct dpm_outcome *o = dpm_outcome_share(c, root, mine);
-    MPI_Comm result = MPI_COMM_NULL;
-    char why[512] = "out of memory";
-    rc = o != NULL ? dpm_outcome_take(o, c, &result, NULL, why, sizeof why) : MPI_ERR_NO_MEM;
-    if (newcomm != NULL)
-        *newcomm = result;
-    else if (result != MPI_COMM_NULL) {
-        comm_handle_discard(result);
-        return error_report(comm, MPI_ERR_ARG, where, "newcomm must not be NULL");
-    }
-    return rc != MPI_SUCCESS ? error_report(comm, rc, where, "%s", why) : MPI_SUCCESS;
+    return o;
+}
+
+static int accept_or_connect(const char *where, struct handshake h, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return dpm_rooted_collective(where, comm, root, handshake_root, &h, newcomm, NULL);
 }
 
 int PMPI_Comm_accept(char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     (void)info;
-    return accept_or_connect("MPI_Comm_accept", accept_at_root, port_name, root, comm, newcomm);
+    struct handshake h = { port_name, accept_at_root };
+    return accept_or_connect("MPI_Comm_accept", h, root, comm, newcomm);
 }
 STRAND_MPI_ALIAS(MPI_Comm_accept);
 
 int PMPI_Comm_connect(char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     (void)info;
-    return accept_or_connect("MPI_Comm_connect", connect_at_root, port_name, root, comm, newcomm);
+    struct handshake h = { port_name, connect_at_root };
+    return accept_or_connect("MPI_Comm_connect", h, root, comm, newcomm);
 }
 STRAND_MPI_ALIAS(MPI_Comm_connect);
 
@@ -356,10 +346,9 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         return error_report(MPI_COMM_SELF, MPI_ERR_ARG, where,
                             "fd %d is not a socket connected to another MPI_Comm_join", fd);
     }
-    if (strcmp(mine, theirs) < 0)
-        rc = accept_or_connect(where, accept_at_root, mine, 0, MPI_COMM_SELF, intercomm);
-    else
-        rc = accept_or_connect(where, connect_at_root, theirs, 0, MPI_COMM_SELF, intercomm);
+    struct handshake h = strcmp(mine, theirs) < 0 ? (struct handshake){ mine, accept_at_root }
+                                                  : (struct handshake){ theirs, connect_at_root };
+    rc = accept_or_connect(where, h, 0, MPI_COMM_SELF, intercomm);
     /* Accept returns once the connector's request is taken: no side needs
      * a port any more. */
     port_close(mine);

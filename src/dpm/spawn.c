@@ -325,45 +325,25 @@ static int request_check(const struct spawn_request *rq, char *why, size_t len, 
     return MPI_SUCCESS;
 }
 
-static int spawn_collective(const char *where, const struct spawn_request *rq, int root, MPI_Comm comm,
-                            MPI_Comm *intercomm, int *errcodes)
+/* The root's part of a spawn (dpm_root_fn). */
+static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg)
 {
-    int rc;
-    struct strand_comm *c = comm_checked(comm, where, &rc);
-    if (c == NULL)
-        return rc;
-    if (c->core->is_inter)
-        return error_report(comm, MPI_ERR_COMM, where, "comm must be an intra-communicator");
-    if (root < 0 || root >= c->core->local_size)
-        return error_report(comm, MPI_ERR_ROOT, where, "invalid root %d", root);
-    struct dpm_outcome *mine = NULL;
-    if (c->rank == root) {
-        char why[256] = "";
-        int nerrcodes;
-        int check = request_check(rq, why, sizeof why, &nerrcodes);
-        mine = dpm_outcome_alloc(c->core->local_size, nerrcodes);
-        if (mine != NULL && check != MPI_SUCCESS) {
-            mine->error = check;
-            snprintf(mine->message, sizeof mine->message, "%s", why);
-            for (int k = 0; k < nerrcodes; k++)
-                mine->errcodes[k] = MPI_ERR_SPAWN;
-        } else if (mine != NULL) {
-            spawn_at_root(rq, c, mine);
-        }
+    const struct spawn_request *rq = arg;
+    char why[256] = "";
+    int nerrcodes;
+    int check = request_check(rq, why, sizeof why, &nerrcodes);
+    struct dpm_outcome *o = dpm_outcome_alloc(c->core->local_size, nerrcodes);
+    if (o == NULL)
+        return NULL;
+    if (check == MPI_SUCCESS) {
+        spawn_at_root(rq, c, o);
+        return o;
     }
-    struct dpm_outcome *o = dpm_outcome_share(c, root, mine);
-    MPI_Comm result = MPI_COMM_NULL;
-    char why[512] = "out of memory";
-    rc = o != NULL ? dpm_outcome_take(o, c, &result, errcodes, why, sizeof why) : MPI_ERR_NO_MEM;
-    if (intercomm != NULL)
-        *intercomm = result;
-    else if (result != MPI_COMM_NULL) {
-        comm_handle_discard(result);
-        return error_report(comm, MPI_ERR_ARG, where, "intercomm must not be NULL");
-    }
-    if (rc != MPI_SUCCESS)
-        return error_report(comm, rc, where, "%s", why);
-    return MPI_SUCCESS;
+    o->error = check;
+    snprintf(o->message, sizeof o->message, "%s", why);
+    for (int k = 0; k < nerrcodes; k++)
+        o->errcodes[k] = MPI_ERR_SPAWN;
+    return o;
 }
 
 int PMPI_Comm_spawn(char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
@@ -371,7 +351,7 @@ int PMPI_Comm_spawn(char *command, char *argv[], int maxprocs, MPI_Info info, in
 {
     char **argvs[1] = { argv };
     struct spawn_request rq = { 1, &command, argv == MPI_ARGV_NULL ? NULL : argvs, &maxprocs, &info };
-    return spawn_collective("MPI_Comm_spawn", &rq, root, comm, intercomm, array_of_errcodes);
+    return dpm_rooted_collective("MPI_Comm_spawn", comm, root, spawn_root, &rq, intercomm, array_of_errcodes);
 }
 STRAND_MPI_ALIAS(MPI_Comm_spawn);
 
@@ -386,7 +366,8 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
         rq.infos = null_infos;
     }
     int rc = rq.infos != NULL || count <= 0
-                 ? spawn_collective("MPI_Comm_spawn_multiple", &rq, root, comm, intercomm, array_of_errcodes)
+                 ? dpm_rooted_collective("MPI_Comm_spawn_multiple", comm, root, spawn_root, &rq, intercomm,
+                                         array_of_errcodes)
                  : error_report(comm, MPI_ERR_NO_MEM, "MPI_Comm_spawn_multiple", "out of memory");
     free(null_infos);
     return rc;
