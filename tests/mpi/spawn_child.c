@@ -10,6 +10,8 @@
  *   connect P   connect to port P over MPI_COMM_WORLD, send 42+rank (tag 4)
  *   quiet       only disconnect
  *   leave       finalize without freeing the parent communicator
+ *   exit        register an atexit handler that prints a line, disconnect,
+ *               finalize, return 3 (the job's status must count it)
  * Every other mode ends with MPI_Comm_disconnect of the parent communicator. */
 #include <mpi.h>
 #include <stdio.h>
@@ -88,6 +90,11 @@ static int nest(MPI_Comm parent, char *self)
     return 0;
 }
 
+static void say_atexit(void)
+{
+    printf("spawn_child: atexit handler ran\n");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -124,5 +131,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Finalize();
+    if (strcmp(mode, "exit") == 0) {
+        atexit(say_atexit);
+        return 3;
+    }
     return 0;
 }
