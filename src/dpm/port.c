@@ -371,11 +371,15 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
         return rc;
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return error_report(*comm, MPI_ERR_COMM, where, "a predefined communicator cannot be disconnected");
-    /* Pending communication: the requests the program freed but that are
+    /* Pending communication: the requests the program freed on comm while
      * still under way complete first (requests it still holds keep the
      * communicator's memory alive on their own, comm_retain). */
-    while (request_reap_detached(strand_self), strand_self->pt2pt.requests.detached != NULL)
+    for (;;) {
+        request_reap_detached(strand_self);
+        if (!request_detached_on(strand_self, c))
+            break;
         sched_yield();
+    }
     rc = comm_free_handle(c, where);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -74,7 +74,30 @@ static int test_halves(int rank, int size)
     int sum = 0, one = 1;
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter);
     CHECK_INT("allreduce over accept/connect", rsize, sum);
-    MPI_Comm_disconnect(&inter);
+    /* disconnect completes a freed send first: its buffer is cleared after */
+    enum { BIG = 16384 };
+    int *big = tu_malloc(BIG * sizeof *big);
+    if (!server) {
+        MPI_Request req;
+        for (int i = 0; i < BIG; i++)
+            big[i] = i + hrank;
+        MPI_Isend(big, BIG, MPI_INT, hrank % rsize, 11, inter, &req);
+        MPI_Request_free(&req);
+        MPI_Comm_disconnect(&inter);
+        memset(big, 0, BIG * sizeof *big);
+    } else {
+        for (int c = hrank; c < rsize; c += lsize) {
+            tu_sleep_ms(20);
+            MPI_Recv(big, BIG, MPI_INT, c, 11, inter, MPI_STATUS_IGNORE);
+            for (int i = 0; i < BIG; i++)
+                if (big[i] != i + c) {
+                    errs += TU_FAIL("freed send before disconnect: element %d is %d, expected %d", i, big[i], i + c);
+                    break;
+                }
+        }
+        MPI_Comm_disconnect(&inter);
+    }
+    free(big);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         CHECK_RC(MPI_Unpublish_name("dpm-ports-halves", MPI_INFO_NULL, port));
