@@ -242,9 +242,33 @@ static int test_failures(const char *child, int rank, int size)
     MPI_Comm_disconnect(&kids);
     MPI_Info_free(&infos[0]);
     MPI_Info_free(&infos[1]);
-    /* bad root: MPI_ERR_ROOT */
+    /* bad arguments: the class, and nothing started */
     int rc = MPI_Comm_spawn((char *)child, args1, 1, MPI_INFO_NULL, size, MPI_COMM_WORLD, &kids, codes);
     CHECK_INT("bad root", MPI_ERR_ROOT, tu_class(rc));
+    rc = MPI_Comm_spawn((char *)child, args1, -1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, codes);
+    CHECK_INT("negative maxprocs", MPI_ERR_ARG, tu_class(rc));
+    rc = MPI_Comm_spawn_multiple(0, cmds, argvs, maxprocs, infos, 0, MPI_COMM_WORLD, &kids, codes);
+    CHECK_INT("count 0", MPI_ERR_ARG, tu_class(rc));
+    MPI_Info bad;
+    MPI_Info_create(&bad);
+    MPI_Info_set(bad, "soft", "1:x");
+    rc = MPI_Comm_spawn((char *)child, args1, 2, bad, 0, MPI_COMM_WORLD, &kids, codes);
+    CHECK_INT("malformed soft", MPI_ERR_INFO, tu_class(rc));
+    MPI_Info_set(bad, "soft", "5:9");
+    rc = MPI_Comm_spawn((char *)child, args1, 2, bad, 0, MPI_COMM_WORLD, &kids, codes);
+    CHECK_INT("soft allowing nothing up to maxprocs", MPI_ERR_SPAWN, tu_class(rc));
+    MPI_Info_delete(bad, "soft");
+    MPI_Info_set(bad, "host", "strand-no-such-host.invalid");
+    rc = MPI_Comm_spawn((char *)child, args1, 1, bad, 0, MPI_COMM_WORLD, &kids, codes);
+    CHECK_INT("another host", MPI_ERR_SPAWN, tu_class(rc));
+    MPI_Info_free(&bad);
+    rc = MPI_Comm_spawn((char *)child, args1, 1, MPI_INFO_NULL, 0, MPI_COMM_NULL, &kids, codes);
+    CHECK_INT("MPI_COMM_NULL", MPI_ERR_COMM, tu_class(rc));
+    CHECK_INT("get_parent(NULL)", MPI_ERR_ARG, tu_class(MPI_Comm_get_parent(NULL)));
+    /* the parents can still spawn after all that */
+    CHECK_RC(MPI_Comm_spawn((char *)child, args1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, codes));
+    CHECK_INT("errcode after failures", MPI_SUCCESS, codes[0]);
+    MPI_Comm_disconnect(&kids);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     if (rank == 0)
         unlink(nonexec);
