@@ -10,7 +10,9 @@
 #endif
 #include "internal.h"
 
+#include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -28,6 +30,7 @@ struct node_program {
     int argc;
     char **argv;
     int spawned;            /* copies are unloaded at the rank's end */
+    char *wdir;             /* spawned: the ranks' working directory, or NULL */
     atomic_int users;       /* spawned: ranks that have not ended; the last frees it */
 };
 
@@ -212,12 +215,13 @@ static int run_one_rank(void *arg)
 static void spawned_program_free(struct node_program *p)
 {
     program_image_close(p->image);
+    free(p->wdir);
     free(p->argv);
     free(p);
 }
 
-struct node_program *privatize_program_open(const char *path, char *const *args, int nranks, char *err,
-                                            size_t errlen)
+struct node_program *privatize_program_open(const char *path, const char *argv0, char *const *args,
+                                            int nranks, const char *wdir, char *err, size_t errlen)
 {
     int argc = 1;
     while (args != NULL && args[argc - 1] != NULL)
@@ -230,7 +234,7 @@ struct node_program *privatize_program_open(const char *path, char *const *args,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    argv[0] = (char *)path;
+    argv[0] = (char *)argv0;
     for (int i = 1; i < argc; i++)
         argv[i] = args[i - 1];
     argv[argc] = NULL;
@@ -244,12 +248,25 @@ struct node_program *privatize_program_open(const char *path, char *const *args,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (program_image_open(path, &p->image, err, errlen) != 0) {
+    p->wdir = wdir != NULL ? strdup(wdir) : NULL;
+    if ((wdir != NULL && p->wdir == NULL) || program_image_open(path, &p->image, err, errlen) != 0) {
+        if (wdir != NULL && p->wdir == NULL)
+            snprintf(err, errlen, "out of memory");
+        free(p->wdir);
         free(p->argv);
         free(p);
         return NULL;
     }
     return p;
+}
+
+/* The rank thread (and the threads it will create) gets a current
+ * directory of its own: Linux keeps it per thread once CLONE_FS is
+ * unshared, so a child's chdir does not move its parents. */
+static void enter_working_directory(const char *wdir)
+{
+    if (unshare(CLONE_FS) != 0 || chdir(wdir) != 0)
+        abort_job(1, "a spawned rank cannot enter its working directory %s: %s", wdir, strerror(errno));
 }
 
 void privatize_program_release(struct node_program *p, int nranks)
@@ -261,6 +278,8 @@ void privatize_program_release(struct node_program *p, int nranks)
 int privatize_spawned_rank_main(void *arg)
 {
     struct node_program *p = arg;
+    if (p->wdir != NULL)
+        enter_working_directory(p->wdir);
     int status = run_one_rank(p);
     privatize_program_release(p, 1);
     return status;

@@ -185,10 +185,17 @@ static int command_prepare(const struct spawn_request *rq, int i, struct spawn_c
     }
     cmd->nprocs = soft_nprocs;
     char path[PATH_MAX], why[1024];
-    int rc = resolve_command(command, info_value(info, "wdir"), info_value(info, "path"), path, sizeof path);
+    const char *wdir = info_value(info, "wdir");
+    struct stat st;
+    if (wdir != NULL && (stat(wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(o->message, sizeof o->message, "cannot spawn %.100s: wdir %.300s is not a directory", command, wdir);
+        return MPI_ERR_SPAWN;
+    }
+    int rc = resolve_command(command, wdir, info_value(info, "path"), path, sizeof path);
     if (rc == 0 && cmd->nprocs > 0) {
         char *const *args = rq->argvs != NULL ? rq->argvs[i] : NULL;
-        cmd->program = privatize_program_open(path, args, cmd->nprocs, why, sizeof why);
+        /* argv[0] is the command as given, as execvp passes it */
+        cmd->program = privatize_program_open(path, command, args, cmd->nprocs, wdir, why, sizeof why);
         if (cmd->program != NULL)
             return MPI_SUCCESS;
     } else if (rc == 0) {

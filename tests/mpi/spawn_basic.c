@@ -6,6 +6,8 @@
  * spawns. Minimum 1 rank. Children: spawn_child, spawn_other. */
 #include "testutil.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,8 +240,23 @@ static int test_failures(const char *child, int rank, int size)
     MPI_Info_set(infos[0], "path", ".");
     MPI_Info_delete(infos[0], "soft");
     MPI_Info_set(infos[0], "host", "localhost");
-    CHECK_RC(MPI_Comm_spawn("spawn_child", args1, 1, infos[0], 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE));
+    char *cwd_args[] = { "cwd", NULL }, before[4096] = "", after[4096] = "", wanted[4096] = "";
+    if (getcwd(before, sizeof before) == NULL || realpath(dir, wanted) == NULL)
+        TU_ABORT("getcwd/realpath");
+    CHECK_RC(MPI_Comm_spawn("spawn_child", cwd_args, 2, infos[0], 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE));
+    if (rank == 0)
+        for (int k = 0; k < 2; k++) {
+            char theirs[4096];
+            MPI_Recv(theirs, sizeof theirs, MPI_CHAR, k, 12, kids, MPI_STATUS_IGNORE);
+            CHECK(strcmp(theirs, wanted) == 0, "child %d works in %s, expected wdir %s", k, theirs, wanted);
+        }
     MPI_Comm_disconnect(&kids);
+    if (getcwd(after, sizeof after) == NULL)
+        TU_ABORT("getcwd");
+    CHECK(strcmp(before, after) == 0, "the parent's directory moved from %s to %s", before, after);
+    MPI_Info_set(infos[0], "wdir", "/nonexistent/strand-no-such-dir");
+    int rc0 = MPI_Comm_spawn("spawn_child", args1, 1, infos[0], 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+    CHECK_INT("missing wdir", MPI_ERR_SPAWN, tu_class(rc0));
     MPI_Info_free(&infos[0]);
     MPI_Info_free(&infos[1]);
     /* bad arguments: the class, and nothing started */

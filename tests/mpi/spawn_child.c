@@ -9,6 +9,7 @@
  *               parent how many errors (tag 3)
  *   connect P   connect to port P over MPI_COMM_WORLD, send 42+rank (tag 4)
  *   quiet       only disconnect
+ *   cwd         send getcwd() to parent rank 0 (tag 12)
  *   leave       finalize without freeing the parent communicator
  *   exit        register an atexit handler that prints a line, disconnect,
  *               finalize, return 3 (the job's status must count it)
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int report(MPI_Comm parent, int argc, char **argv)
 {
@@ -111,7 +113,12 @@ int main(int argc, char **argv)
         ops(parent);
     else if (strcmp(mode, "nest") == 0)
         nest(parent, argv[0]);
-    else if (strcmp(mode, "connect") == 0 && argc > 2) {
+    else if (strcmp(mode, "cwd") == 0) {
+        char dir[4096] = "";
+        if (getcwd(dir, sizeof dir) == NULL)
+            strcpy(dir, "(getcwd failed)");
+        MPI_Send(dir, (int)strlen(dir) + 1, MPI_CHAR, 0, 12, parent);
+    } else if (strcmp(mode, "connect") == 0 && argc > 2) {
         MPI_Comm server;
         int rank;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
