@@ -36,6 +36,23 @@ _Noreturn void strand_job_abort(int status, const char *message); /* ends the wh
 PRIVATIZE_EXPORT _Noreturn void strand_program_start(int argc, char **argv,
                                                      void (*rtld_fini)(void));
 
+/* Programs started by MPI_Comm_spawn (src/dpm): privatize_program_open
+ * reads the program at `path` (a Strand program: built with mpicc) for
+ * `nranks` ranks, whose argv is `argv0` then `args` (NULL-terminated; NULL
+ * for none), copied, and whose current directory is `wdir` (NULL: the
+ * process's; each rank thread then has its own, unshare(CLONE_FS)). On
+ * failure returns NULL with the reason in err.
+ * privatize_spawned_rank_main(program) is each rank thread's rank_main
+ * (world_start_ranks): it loads a private copy, runs main, unloads the
+ * copy; the last rank frees the program. privatize_program_release drops
+ * the share of `nranks` ranks that will never run. */
+struct node_program;
+PRIVATIZE_INTERNAL_API struct node_program *privatize_program_open(const char *path, const char *argv0,
+                                                                   char *const *args, int nranks,
+                                                                   const char *wdir, char *err, size_t errlen);
+PRIVATIZE_INTERNAL_API int privatize_spawned_rank_main(void *program);
+PRIVATIZE_INTERNAL_API void privatize_program_release(struct node_program *program, int nranks);
+
 /* libc's pthread_create, for threads the runtime starts for itself (progress
  * threads, ...): the exported pthread_create would make a thread started
  * from a rank adopt that rank and count as one of the rank's threads. */

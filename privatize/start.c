@@ -10,7 +10,9 @@
 #endif
 #include "internal.h"
 
+#include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -21,11 +23,15 @@
 
 __thread struct rank_run *privatize_current_run;
 
-/* What every rank runs: one image, the process's arguments. */
+/* What a rank runs: the node's program with the process's arguments, or
+ * a program started by MPI_Comm_spawn with its own arguments. */
 struct node_program {
     struct program_image *image;
     int argc;
     char **argv;
+    int spawned;            /* copies are unloaded at the rank's end */
+    char *wdir;             /* spawned: the ranks' working directory, or NULL */
+    atomic_int users;       /* spawned: ranks that have not ended; the last frees it */
 };
 
 /* Copies left as they were when their rank ended with _exit or abort.
@@ -165,10 +171,15 @@ static int run_main(struct rank_run *const run)
  * OpenMP pool idles on) may go on using the copy, as they would in a process
  * until its exit.  _exit and abort run none of the handlers: the copy is
  * left as is. */
-static void end_rank(struct rank_run *run)
+static void end_rank(struct rank_run *run, int unload)
 {
     run->phase = RANK_FINISHING;
-    if (run->ending == RANK_RETURNED) {
+    if (run->ending == RANK_RETURNED && unload) {
+        /* a spawned rank: nothing can still run in its copy, whose memory
+         * must go for spawn/end cycles not to grow the process */
+        program_image_unload_copy(&run->copy);
+        fflush(NULL);
+    } else if (run->ending == RANK_RETURNED) {
         program_image_finish_copy(&run->copy);
         fflush(NULL);
     } else {
@@ -188,13 +199,89 @@ static int run_one_rank(void *arg)
     privatize_current_run = run;
     if (program_image_load_copy(program->image, &run->copy, err, sizeof err) != 0)
         abort_job(1, "rank %d: cannot load its copy of the program: %s", world_number(run), err);
-    strand_rank_loaded();
+    if (!program->spawned)
+        strand_rank_loaded();
     int status = run_main(run);
     int threads_left = live_threads(run);
-    end_rank(run);
+    end_rank(run, program->spawned && threads_left == 0);
     privatize_current_run = NULL;
     if (threads_left == 0)
         rank_run_free(run);
+    return status;
+}
+
+/* ---- programs started by MPI_Comm_spawn -------------------------------- */
+
+static void spawned_program_free(struct node_program *p)
+{
+    program_image_close(p->image);
+    free(p->wdir);
+    free(p->argv);
+    free(p);
+}
+
+struct node_program *privatize_program_open(const char *path, const char *argv0, char *const *args,
+                                            int nranks, const char *wdir, char *err, size_t errlen)
+{
+    int argc = 1;
+    while (args != NULL && args[argc - 1] != NULL)
+        argc++;
+    struct node_program *p = calloc(1, sizeof *p);
+    char **argv = malloc(((size_t)argc + 1) * sizeof *argv);
+    if (p == NULL || argv == NULL) {
+        free(p);
+        free(argv);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    argv[0] = (char *)argv0;
+    for (int i = 1; i < argc; i++)
+        argv[i] = args[i - 1];
+    argv[argc] = NULL;
+    p->argv = copy_arguments(argc, argv);
+    free(argv);
+    p->argc = argc;
+    p->spawned = 1;
+    atomic_store(&p->users, nranks);
+    if (p->argv == NULL) {
+        free(p);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->wdir = wdir != NULL ? strdup(wdir) : NULL;
+    if ((wdir != NULL && p->wdir == NULL) || program_image_open(path, &p->image, err, errlen) != 0) {
+        if (wdir != NULL && p->wdir == NULL)
+            snprintf(err, errlen, "out of memory");
+        free(p->wdir);
+        free(p->argv);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The rank thread (and the threads it will create) gets a current
+ * directory of its own: Linux keeps it per thread once CLONE_FS is
+ * unshared, so a child's chdir does not move its parents. */
+static void enter_working_directory(const char *wdir)
+{
+    if (unshare(CLONE_FS) != 0 || chdir(wdir) != 0)
+        abort_job(1, "a spawned rank cannot enter its working directory %s: %s", wdir, strerror(errno));
+}
+
+void privatize_program_release(struct node_program *p, int nranks)
+{
+    if (atomic_fetch_sub(&p->users, nranks) == nranks)
+        spawned_program_free(p);
+}
+
+int privatize_spawned_rank_main(void *arg)
+{
+    struct node_program *p = arg;
+    if (p->wdir != NULL)
+        enter_working_directory(p->wdir);
+    int status = run_one_rank(p);
+    privatize_program_release(p, 1);
     return status;
 }
 

@@ -8,10 +8,9 @@
 #include "../core/errhandler.h"
 #include "../datatype/datatype.h"
 #include "../topo/topo.h"
+#include "../dpm/dpm.h"
 #include "attr.h"
 #include "comm.h"
-
-static struct comm_core *world_core;
 
 /* Predefined attributes of MPI_COMM_WORLD: the same for every rank of the
  * node, handed out by address as MPI requires. */
@@ -20,13 +19,12 @@ static int attr_host = MPI_PROC_NULL;
 static int attr_io = MPI_ANY_SOURCE;
 static int attr_wtime_is_global = 1;
 static int attr_universe_size;
-static int attr_appnum = 0;
 
-void comm_world_destroy(void)
+void comm_world_destroy(struct world *w)
 {
-    if (world_core != NULL)
-        comm_core_release(world_core);
-    world_core = NULL;
+    if (w->core != NULL)
+        comm_core_release(w->core);
+    w->core = NULL;
 }
 
 static struct strand_comm *predefined_handle(struct comm_core *core, int rank, MPI_Comm public_handle,
@@ -40,12 +38,13 @@ static struct strand_comm *predefined_handle(struct comm_core *core, int rank, M
     return c;
 }
 
-static int world_attributes_set(struct strand_comm *c)
+/* MPI_APPNUM is the rank's: spawn_multiple numbers its commands. */
+static int world_attributes_set(struct strand_comm *c, int *appnum)
 {
     static const int keys[] = { MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
                                 MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE, MPI_APPNUM };
     int *values[] = { &attr_tag_ub, &attr_host, &attr_io, &attr_wtime_is_global,
-                      &attr_universe_size, &errhandler_last_used_code, &attr_appnum };
+                      &attr_universe_size, &errhandler_last_used_code, appnum };
     struct attr_host h = { ATTR_COMM, MPI_COMM_WORLD, &c->attrs };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         int rc = attr_set_predefined(&h, keys[i], values[i]);
@@ -64,19 +63,24 @@ int comm_rank_handles_create(struct rank *r)
     return r->comm_self != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-/* After the ranks exist: the world core and every rank's handle of it. */
-int comm_world_create(int nranks, struct rank **ranks)
+/* After a world's ranks exist: its core and every rank's handle of it.
+ * The world holds one reference until comm_world_destroy. */
+int comm_world_create(struct world *w)
 {
-    attr_universe_size = strand_node.config.universe_size > 0 ? strand_node.config.universe_size : nranks;
-    /* The node holds one reference until comm_world_destroy. */
-    world_core = comm_intra_core_create(ranks, nranks, COMM_CONTEXT_WORLD, nranks + 1);
-    if (world_core == NULL)
+    if (w->id == 0)
+        attr_universe_size = strand_node.config.universe_size > 0 ? strand_node.config.universe_size : w->size;
+    w->core = comm_intra_core_create(w->ranks, w->size, w->context_id, w->size + 1);
+    if (w->core == NULL)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < nranks; i++) {
-        ranks[i]->comm_world = predefined_handle(world_core, i, MPI_COMM_WORLD, "MPI_COMM_WORLD");
-        if (ranks[i]->comm_world == NULL)
+    for (int i = 0; i < w->size; i++) {
+        struct rank *r = w->ranks[i];
+        r->comm_world = predefined_handle(w->core, i, MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        if (r->comm_world == NULL)
             return MPI_ERR_NO_MEM;
-        int rc = world_attributes_set(ranks[i]->comm_world);
+        struct rank *saved = strand_self;
+        strand_self = r;    /* attribute lists are kept per owning rank */
+        int rc = world_attributes_set(r->comm_world, &w->appnums[i]);
+        strand_self = saved;
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -487,7 +491,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (g == NULL) {
         req.error = MPI_ERR_GROUP;
     } else if (g->self_rank != MPI_UNDEFINED) {
-        req.color = c->core->is_inter ? 0 : g->members[0]->world_rank;
+        req.color = c->core->is_inter ? 0 : rank_uid(g->members[0]);
         req.key = g->self_rank;
         req.expect_size = g->size;
     }
@@ -509,6 +513,18 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 }
 STRAND_MPI_ALIAS(MPI_Intercomm_merge);
 
+int comm_free_handle(struct strand_comm *c, const char *where)
+{
+    /* Delete callbacks see a live communicator; one that fails keeps it. */
+    struct attr_host h = { ATTR_COMM, c->public_handle, &c->attrs };
+    int rc = attr_delete_all(&h);
+    if (rc != MPI_SUCCESS)
+        return error_report(c->public_handle, rc, where, "an attribute delete callback failed with code %d", rc);
+    dpm_parent_forget(c);
+    handle_end(c);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     int rc = error_check_initialized("MPI_Comm_free");
@@ -521,12 +537,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return rc;
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return error_report(*comm, MPI_ERR_COMM, "MPI_Comm_free", "a predefined communicator cannot be freed");
-    /* Delete callbacks see a live communicator; one that fails keeps it. */
-    struct attr_host h = { ATTR_COMM, c->public_handle, &c->attrs };
-    rc = attr_delete_all(&h);
+    rc = comm_free_handle(c, "MPI_Comm_free");
     if (rc != MPI_SUCCESS)
-        return error_report(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed with code %d", rc);
-    handle_end(c);
+        return rc;
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -100,12 +100,13 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
 /* Size of the caller's own group (MPI_Comm_size). */
 static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
 
-/* Node start: each rank's SELF handle (rank_create), then the world core
- * with every rank's WORLD handle. */
-int comm_world_create(int nranks, struct rank **ranks);
+/* A world's start (src/core/world.c): each rank's SELF handle
+ * (rank_create), then the world core (context id w->context_id) with every
+ * rank's WORLD handle. comm_world_destroy drops the world's reference. */
+int comm_world_create(struct world *w);
 int comm_rank_handles_create(struct rank *r);
 void comm_rank_handles_destroy(struct rank *r);
-void comm_world_destroy(void);
+void comm_world_destroy(struct world *w);
 /* MPI_Finalize: deletes the attributes of MPI_COMM_SELF, then of
  * MPI_COMM_WORLD (MPI-2.2 §8.7.1); returns the first callback error. */
 int comm_finalize_rank(struct rank *r);
@@ -177,6 +178,9 @@ struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, st
 struct strand_comm *comm_handle_for(struct comm_core *core, int rank, const struct strand_comm *parent);
 /* Drops one reference to a core; the last one destroys it. */
 void comm_core_release(struct comm_core *core);
+/* MPI_Comm_free's work (also MPI_Comm_disconnect's): delete callbacks,
+ * then the handle; errors are reported as `where`'s. */
+int comm_free_handle(struct strand_comm *c, const char *where);
 /* Frees a handle that was never given to the user. */
 void comm_handle_discard(struct strand_comm *c);
 

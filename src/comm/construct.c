@@ -61,6 +61,7 @@ struct dup_slot {
 struct comm_context {
     uint32_t context_id;
     bool owns_context_id;           /* false for the predefined communicators */
+    bool holds_worlds;              /* references the spawned worlds of its members */
     atomic_int live_cores;
     struct build_slot slot;
     struct lite_lock waiters_lock;  /* this communicator's: only members that must wait take it */
@@ -103,10 +104,48 @@ static struct comm_context *context_alloc(int size0, int size1)
     return ctx;
 }
 
+/* Every member list of the context, as one array (see context_alloc). */
+static struct rank **context_members(struct comm_context *ctx, int *n)
+{
+    *n = ctx->slot.nentries;
+    return (struct rank **)(ctx + 1);
+}
+
+static void world_hold(struct world *w, bool hold)
+{
+    if (hold)
+        world_retain(w);
+    else
+        world_release(w);
+}
+
+/* A spawned world lives while a communicator reaches its ranks (core.h).
+ * Members of one world are mostly adjacent: one reference per run, taken
+ * or dropped once the run is read (dropping the last may free its ranks). */
+static void context_hold_worlds(struct comm_context *ctx, bool hold)
+{
+    int n;
+    struct rank **members = context_members(ctx, &n);
+    struct world *run = NULL;
+    for (int i = 0; i < n; i++) {
+        struct world *w = members[i]->world;
+        if (w == run)
+            continue;
+        if (run != NULL)
+            world_hold(run, hold);
+        run = w;
+    }
+    if (run != NULL)
+        world_hold(run, hold);
+    ctx->holds_worlds = hold;
+}
+
 static void context_free(struct comm_context *ctx)
 {
     if (ctx->owns_context_id)
         context_id_free(ctx->context_id);
+    if (ctx->holds_worlds)
+        context_hold_worlds(ctx, false);
     free(ctx);
 }
 
@@ -138,6 +177,9 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
         context_free(ctx);
         return NULL;
     }
+    /* A world's predefined communicators (fixed ids) do not hold it. */
+    if (fixed_id == CONTEXT_ID_NONE)
+        context_hold_worlds(ctx, true);
     atomic_store_explicit(&ctx->live_cores, ncores, memory_order_release);
     return &ctx->cores[0];
 }

@@ -1,6 +1,7 @@
 /* MPI_Intercomm_create: the two leaders exchange their groups over the
- * peer communicator (point-to-point, the user's tag); the leader with the
- * lower world rank builds both sides' cores and hands the other leader its
+ * peer communicator (point-to-point, the user's tag) as (world id, world
+ * rank) pairs, since the groups may be in different worlds (spawned jobs);
+ * the leader with the lower rank_uid builds both sides' cores and hands the other leader its
  * side; then each leader passes its side's core to its local group through
  * the local communicator's construction slot. */
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 /* What one leader tells the other first. */
 struct leader_hello {
     int size;                       /* local group size */
-    int leader_world_rank;
+    int leader_uid;                 /* rank_uid: unique in the node process */
 };
 
 static int exchange(MPI_Comm peer, int remote_leader, int tag, void *out, int out_count, void *in,
@@ -20,11 +21,19 @@ static int exchange(MPI_Comm peer, int remote_leader, int tag, void *out, int ou
                          peer, MPI_STATUS_IGNORE);
 }
 
-static int world_ranks_of(struct rank **members, int n, int *out)
+/* Two ints per member: its world's id and its rank there. */
+static void identities_of(struct rank **members, int n, int *out)
 {
-    for (int i = 0; i < n; i++)
-        out[i] = members[i]->world_rank;
-    return MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        out[2 * i] = (int)members[i]->world->id;
+        out[2 * i + 1] = members[i]->world_rank;
+    }
+}
+
+static struct rank *rank_of_identity(const int *id)
+{
+    struct world *w = world_lookup((uint32_t)id[0]);
+    return w != NULL && id[1] >= 0 && id[1] < w->size ? w->ranks[id[1]] : NULL;
 }
 
 /* The leader's part: returns its side's core (one reference per local
@@ -33,28 +42,28 @@ static struct comm_core *leader_connect(struct strand_comm *local, MPI_Comm peer
                                         int *rc)
 {
     struct comm_core *lc = local->core;
-    struct leader_hello mine = { lc->local_size, strand_self->world_rank }, theirs;
+    struct leader_hello mine = { lc->local_size, rank_uid(strand_self) }, theirs;
     *rc = exchange(peer, remote_leader, tag, &mine, 2, &theirs, 2, MPI_INT);
     if (*rc != MPI_SUCCESS)
         return NULL;
-    int *my_world = malloc((size_t)mine.size * sizeof *my_world);
-    int *their_world = malloc((size_t)theirs.size * sizeof *their_world);
+    int *my_world = malloc(2 * (size_t)mine.size * sizeof *my_world);
+    int *their_world = malloc(2 * (size_t)theirs.size * sizeof *their_world);
     struct rank **their_ranks = malloc((size_t)theirs.size * sizeof *their_ranks);
     struct comm_core *side = NULL;
     *rc = MPI_ERR_NO_MEM;
     if (my_world != NULL && their_world != NULL && their_ranks != NULL) {
-        world_ranks_of(lc->local_members, mine.size, my_world);
-        *rc = exchange(peer, remote_leader, tag, my_world, mine.size, their_world, theirs.size, MPI_INT);
+        identities_of(lc->local_members, mine.size, my_world);
+        *rc = exchange(peer, remote_leader, tag, my_world, 2 * mine.size, their_world, 2 * theirs.size,
+                       MPI_INT);
     }
     for (int i = 0; *rc == MPI_SUCCESS && i < theirs.size; i++) {
-        if (their_world[i] < 0 || their_world[i] >= strand_node.config.nranks)
+        their_ranks[i] = rank_of_identity(&their_world[2 * i]);
+        if (their_ranks[i] == NULL)
             *rc = MPI_ERR_INTERN;
-        else
-            their_ranks[i] = strand_node.ranks[their_world[i]];
     }
     if (*rc == MPI_SUCCESS) {
-        /* Both leaders agree on who builds: the lower world rank. */
-        bool builder = mine.leader_world_rank < theirs.leader_world_rank;
+        /* Both leaders agree on who builds: the lower uid. */
+        bool builder = mine.leader_uid < theirs.leader_uid;
         if (builder) {
             side = comm_intercomm_pair_create(lc->local_members, mine.size, their_ranks, theirs.size);
             struct comm_core *other = side != NULL ? side->peer : NULL;

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mpi.h"
 #include "../pt2pt/pt2pt_state.h"
@@ -30,8 +31,11 @@ struct rank_waiter {
     atomic_int sleepers;
 };
 
+struct world;
+
 struct rank {
-    int world_rank;
+    int world_rank;                 /* rank in its own world's MPI_COMM_WORLD */
+    struct world *world;            /* the job it belongs to (several after MPI_Comm_spawn) */
     enum rank_mpi_state mpi_state;
     int thread_level;
     pthread_t init_thread;          /* thread that called MPI_Init[_thread] */
@@ -54,15 +58,63 @@ struct node_config {
 
 struct node {
     struct node_config config;
-    struct rank **ranks;            /* by world rank */
+    struct rank **ranks;            /* the initial world's, by world rank */
+    struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter sleeps */
     double wtime_base;
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
+    atomic_int ranks_total;         /* initial and spawned ranks alive */
 };
 
 extern struct node strand_node;
+
+/* A world is one MPI job hosted by this node process: the initial one
+ * (started by mpiexec, id 0) or one started by MPI_Comm_spawn. Each has its
+ * own MPI_COMM_WORLD, rank numbering and MPI_APPNUM values; context ids and
+ * the name service are shared by all worlds of the node process.
+ *
+ * Lifetime: the initial world lives as long as the process. A spawned world
+ * holds one reference per rank thread still running and one per
+ * communicator (other than its predefined ones) with members in it
+ * (construct.c); the last release destroys its ranks. Thread safety: the
+ * registry is guarded by a lock; a world's fields are written once before
+ * its ranks start. */
+struct world {
+    uint32_t id;                    /* 0: the initial world; never reused */
+    int size;
+    int uid_base;                   /* rank_uid() of its rank 0 */
+    struct rank **ranks;            /* by world rank */
+    struct comm_core *core;         /* its MPI_COMM_WORLD core (one reference held) */
+    uint32_t context_id;            /* of that core: the initial world's is 0, others allocated */
+    int *appnums;                   /* MPI_APPNUM of each rank */
+    struct strand_comm **parents;   /* each rank's MPI_Comm_get_parent handle, or NULL */
+    atomic_int refs;
+    struct world *next;             /* registry list */
+};
+
+/* A number unique among all ranks the node process ever hosted. */
+static inline int rank_uid(const struct rank *r) { return r->world->uid_base + r->world_rank; }
+
+/* world.c. world_create makes the ranks and the world communicator
+ * (spawned worlds start with no reference: the caller adds those of its
+ * rank threads); world_lookup finds a live world by id (NULL if none). */
+struct world *world_create(int size, const int *appnums);
+struct world *world_create_initial(int size);
+/* Ends a world and its ranks now: for the initial world of unit tests. */
+void world_destroy(struct world *w);
+struct world *world_lookup(uint32_t id);
+void world_retain(struct world *w);
+void world_release(struct world *w);
+/* Starts one detached thread per rank of a spawned world, running
+ * rank_main(args[i]); each holds a world reference until it ends. The job's
+ * exit status includes theirs; the process waits for them before exiting.
+ * Returns 0 or an errno value (threads already started keep running). */
+int world_start_ranks(struct world *w, int (*rank_main)(void *arg), void *const *args);
+/* Called by strand_node_run after the initial ranks ended: waits for the
+ * spawned ranks, returns the highest status among them. */
+int world_wait_spawned(void);
 /* Initial-exec: one %fs-relative load instead of a __tls_get_addr call on
  * every MPI entry (libmpi is loaded with the program, or, if dlopened,
  * fits glibc's static TLS reserve with one pointer). */
@@ -100,7 +152,14 @@ static inline void rank_wake(struct rank *r)
 
 /* Called on the first MPI_Init in a thread that is not a rank thread. */
 int node_start_singleton(void);
-struct rank *rank_create(int world_rank);
+struct rank *rank_create(struct world *w, int world_rank);
+/* What a rank thread does around rank_main: the rank's status, the check
+ * that it finalized (else the job ends). */
+int rank_thread_run(struct rank *r, int (*rank_main)(void *arg), void *arg);
+/* Stack size of rank threads (page-rounded), and whether ranks outnumber
+ * cores now: spawned ranks count too (node.c). */
+size_t node_rank_stack_size(void);
+void node_ranks_added(int count);
 void rank_destroy(struct rank *r);
 
 /* Errors (core/errors.c). `where` is the MPI function name. */

@@ -76,30 +76,49 @@ static double monotonic_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static int spin_limit_for(int nranks, int ncores)
+{
+    return nranks <= ncores ? SPINS_DEDICATED : SPINS_OVERSUBSCRIBED;
+}
+
 static int node_setup(void)
 {
     struct node *n = &strand_node;
     n->ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (n->ncores < 1)
         n->ncores = 1;
-    n->spin_limit = n->config.nranks <= n->ncores ? SPINS_DEDICATED : SPINS_OVERSUBSCRIBED;
+    n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
+    atomic_store(&n->ranks_total, n->config.nranks);
     n->wtime_base = monotonic_seconds();
-    n->ranks = calloc((size_t)n->config.nranks, sizeof *n->ranks);
-    if (n->ranks == NULL)
+    n->initial_world = world_create_initial(n->config.nranks);
+    if (n->initial_world == NULL)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < n->config.nranks; i++) {
-        n->ranks[i] = rank_create(i);
-        if (n->ranks[i] == NULL)
-            return MPI_ERR_NO_MEM;
-    }
-    return comm_world_create(n->config.nranks, n->ranks);
+    n->ranks = n->initial_world->ranks;
+    return MPI_SUCCESS;
 }
 
-struct rank *rank_create(int world_rank)
+/* Spawned ranks (count > 0) or their end (count < 0): waiters spin only
+ * while every rank can have a core. */
+void node_ranks_added(int count)
+{
+    struct node *n = &strand_node;
+    int total = atomic_fetch_add(&n->ranks_total, count) + count;
+    /* a plain int read on every wait: a racing update only tunes spinning */
+    __atomic_store_n(&n->spin_limit, spin_limit_for(total, n->ncores), __ATOMIC_RELAXED);
+}
+
+size_t node_rank_stack_size(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (strand_node.config.stack_size + page - 1) / page * page;
+}
+
+struct rank *rank_create(struct world *w, int world_rank)
 {
     struct rank *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
+    r->world = w;
     r->world_rank = world_rank;
     r->mpi_state = RANK_MPI_NOT_STARTED;
     pt2pt_rank_init(r);
@@ -195,23 +214,29 @@ struct rank_start {
     void *arg;
 };
 
-static void *rank_thread_main(void *argp)
+int rank_thread_run(struct rank *r, int (*rank_main)(void *arg), void *arg)
 {
-    struct rank_start *start = argp;
-    struct rank *r = start->rank;
     strand_self = r;
     r->program_thread = pthread_self();
-    if (strand_node.config.bind_cores && !launch.active)
-        bind_rank_thread(r->world_rank, pthread_self());
-    r->exit_status = start->rank_main(start->arg);
+    r->exit_status = rank_main(arg);
     atomic_store(&r->thread_ended, true);
     if (r->mpi_state == RANK_MPI_INITIALIZED) {
         char line[256];
         snprintf(line, sizeof line,
-                 "Strand MPI: rank %d ended (status %d) without calling MPI_Finalize; ending the job\n",
-                 r->world_rank, r->exit_status);
+                 "Strand MPI: rank %d%s ended (status %d) without calling MPI_Finalize; ending the job\n",
+                 r->world_rank, r->world->id != 0 ? " of a spawned job" : "", r->exit_status);
         strand_job_abort(r->exit_status != 0 ? r->exit_status : 1, line);
     }
+    return r->exit_status;
+}
+
+static void *rank_thread_main(void *argp)
+{
+    struct rank_start *start = argp;
+    struct rank *r = start->rank;
+    if (strand_node.config.bind_cores && !launch.active)
+        bind_rank_thread(r->world_rank, pthread_self());
+    rank_thread_run(r, start->rank_main, start->arg);
     return NULL;
 }
 
@@ -257,8 +282,7 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     pthread_t *threads = calloc((size_t)nranks, sizeof *threads);
     if (starts == NULL || threads == NULL)
         strand_job_abort(1, "Strand MPI: out of memory while starting the ranks\n");
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t stack_size = (n->config.stack_size + page - 1) / page * page;
+    size_t stack_size = node_rank_stack_size();
     launch_confine(n);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -282,7 +306,8 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     }
     free(threads);
     free(starts);
-    return status;
+    int spawned = world_wait_spawned();
+    return spawned > status ? spawned : status;
 }
 
 /* MPI_Init in a thread that is not a rank: a program not started through

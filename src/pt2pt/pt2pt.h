@@ -124,6 +124,9 @@ void request_free(struct rank *self, struct strand_request *req);
 void request_set_empty_status(MPI_Status *status);
 void request_detach(struct rank *self, struct strand_request *req);
 void request_reap_detached(struct rank *self);
+/* True while a request the rank freed before it completed is still under
+ * way on `comm` (MPI_Comm_disconnect waits for those). */
+bool request_detached_on(struct rank *self, const struct strand_comm *comm);
 static inline bool request_is_done(const struct strand_request *req)
 {
     return completion_is_done(&req->done);

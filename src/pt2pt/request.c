@@ -119,3 +119,14 @@ void request_reap_detached(struct rank *self)
         list = next;
     }
 }
+
+bool request_detached_on(struct rank *self, const struct strand_comm *comm)
+{
+    struct request_pool *pool = &self->pt2pt.requests;
+    bool found = false;
+    lite_lock(&pool->lock);
+    for (struct strand_request *r = pool->detached; r != NULL && !found; r = r->detached_next)
+        found = r->comm == comm;
+    lite_unlock(&pool->lock);
+    return found;
+}

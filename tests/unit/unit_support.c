@@ -10,24 +10,21 @@ void unit_node_create(int nranks, size_t eager_limit)
     n->config.eager_limit = eager_limit;
     n->config.universe_size = nranks;
     n->spin_limit = 100;
-    n->ranks = calloc((size_t)nranks, sizeof *n->ranks);
+    n->initial_world = world_create_initial(nranks);
+    n->ranks = n->initial_world->ranks;
     for (int i = 0; i < nranks; i++) {
-        n->ranks[i] = rank_create(i);
         n->ranks[i]->mpi_state = RANK_MPI_INITIALIZED;
         n->ranks[i]->thread_level = MPI_THREAD_MULTIPLE;
     }
-    comm_world_create(nranks, n->ranks);
     strand_self = n->ranks[0];
 }
 
 void unit_node_destroy(void)
 {
     struct node *n = &strand_node;
-    for (int i = 0; i < n->config.nranks; i++)
-        rank_destroy(n->ranks[i]);
-    free(n->ranks);
+    world_destroy(n->initial_world);
+    n->initial_world = NULL;
     n->ranks = NULL;
-    comm_world_destroy();
     strand_self = NULL;
 }
 
