@@ -53,7 +53,7 @@ static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
 
 /* --- preparing and finishing */
 
-static int prepare_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count,
+int access_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count,
                          MPI_Datatype type, const char **why)
 {
     int amode = f->core->amode;
@@ -100,7 +100,7 @@ int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_O
 {
     (void)where;
     *a = (struct io_access){ .buf = buf, .count = count, .type = type, .writing = writing, .position = position };
-    int rc = prepare_check(f, writing, position, buf, count, type, &a->why);
+    int rc = access_check(f, writing, position, buf, count, type, &a->why);
     if (rc != MPI_SUCCESS)
         return rc;
     a->bytes = (size_t)count * type->size;

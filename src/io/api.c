@@ -45,6 +45,11 @@ static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offse
     if (op->pointer == INDIVIDUAL) {
         position = f->fp;
     } else if (op->pointer == SHARED) {
+        /* A failing access must not move the shared pointer. */
+        const char *why;
+        rc = access_check(f, op->writing, 0, buf, count, type, &why);
+        if (rc != MPI_SUCCESS)
+            return file_error(f, rc, op->where, "%s", why);
         if ((rc = access_etypes(f, op->where, count, type, &etypes)) != MPI_SUCCESS)
             return rc;
         position = atomic_fetch_add(&f->core->shared_fp, etypes);

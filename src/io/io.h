@@ -194,6 +194,10 @@ struct io_access {
     struct io_extents ext;
     const char *why;                /* what was wrong, when access_prepare fails */
 };
+/* The checks of access_prepare: mode, count, type, buffer, offset, view,
+ * representation; `why` says what was wrong. */
+int access_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count, MPI_Datatype type,
+                 const char **why);
 /* Validates count/type/buffer against the file's mode and view, builds
  * the stream (packing or converting for writes) and the extents. */
 int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_Offset position, void *buf,

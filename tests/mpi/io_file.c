@@ -45,8 +45,10 @@ static int check_modes(const char *dir)
                 MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
     CHECK_CLASS("missing file", MPI_ERR_NO_SUCH_FILE,
                 MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
-    CHECK_CLASS("a directory", MPI_ERR_BAD_FILE, MPI_File_open(MPI_COMM_WORLD, (char *)dir, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
-    CHECK(fh == MPI_FILE_NULL, "a failed open leaves MPI_FILE_NULL");
+    if (!IO_ROMIO_QUIRKS) {
+        CHECK_CLASS("a directory", MPI_ERR_BAD_FILE, MPI_File_open(MPI_COMM_WORLD, (char *)dir, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+        CHECK(fh == MPI_FILE_NULL, "a failed open leaves MPI_FILE_NULL");
+    }
 
     /* Every valid mode: created, then reopened with each access mode. */
     int amode = 0;
@@ -168,7 +170,7 @@ static int check_hints(const char *dir)
     CHECK(hint_is(used, "romio_cb_write", "enable"), "romio_cb_write not reported");
     CHECK(hint_is(used, "romio_cb_read", "disable"), "romio_cb_read not reported");
     CHECK(hint_is(used, "striping_unit", "65536"), "striping_unit not reported");
-    CHECK(hint_is(used, "access_style", "write_once"), "access_style not reported");
+    CHECK(IO_ROMIO_QUIRKS || hint_is(used, "access_style", "write_once"), "access_style not reported");
     MPI_Info_free(&used);
     MPI_Info_set(info, "romio_cb_write", "automatic");
     MPI_Info_set(info, "cb_buffer_size", "4194304");
@@ -205,12 +207,15 @@ static int check_errhandlers(const char *dir)
     MPI_Errhandler_free(&got);
     CHECK_RC(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     CHECK_RC(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
-    CHECK_CLASS("call_errhandler under ERRORS_RETURN", MPI_ERR_IO, MPI_File_call_errhandler(fh, MPI_ERR_IO));
+    /* MPI-2.2 8.3.5: MPI_SUCCESS once the handler returned. */
+    CHECK_RC(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     /* A handler for communicators is refused. */
-    MPI_Errhandler comm_eh;
-    MPI_Comm_create_errhandler(comm_calls, &comm_eh);
-    CHECK_CLASS("comm handler on a file", MPI_ERR_ARG, MPI_File_set_errhandler(fh, comm_eh));
-    MPI_Errhandler_free(&comm_eh);
+    if (!IO_ROMIO_QUIRKS) {
+        MPI_Errhandler comm_eh;
+        MPI_Comm_create_errhandler(comm_calls, &comm_eh);
+        CHECK_CLASS("comm handler on a file", MPI_ERR_ARG, MPI_File_set_errhandler(fh, comm_eh));
+        MPI_Errhandler_free(&comm_eh);
+    }
     MPI_Errhandler_free(&eh);
     /* c2f/f2c round trip. */
     MPI_Fint f = MPI_File_c2f(fh);
@@ -228,7 +233,7 @@ static int check_faults(const char *dir)
     MPI_Status st;
     char buf[4096] = { 1 };
     /* Disk full: every write to /dev/full fails with ENOSPC. */
-    if (access("/dev/full", W_OK) == 0) {
+    if (!IO_ROMIO_QUIRKS && access("/dev/full", W_OK) == 0) {
         CHECK_RC(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
         CHECK_CLASS("write to a full device", MPI_ERR_NO_SPACE, MPI_File_write_at(fh, 0, buf, 4096, MPI_BYTE, &st));
         CHECK_CLASS("collective write to a full device", MPI_ERR_NO_SPACE,

@@ -15,6 +15,19 @@
 
 #define IO_PATH_MAX 256
 
+/* ROMIO (in MPICH 4.0.2 and Open MPI 4.1) differs from MPI-2.2 in places
+ * the tests step around only when built against them: no user data
+ * representations (MPI_Register_datarep fails), other error classes for a
+ * split collective _end without _begin and a filetype not built from the
+ * etype, a comm error handler on a file aborts, MPI_Get_version is not 2.2,
+ * MPI_File_get_position_shared gave 0 after shared writes, a directory
+ * opens read-only, ENOSPC is MPI_ERR_IO, access_style is not reported. */
+#if defined(MPICH_VERSION) || defined(OPEN_MPI)
+#define IO_ROMIO_QUIRKS 1
+#else
+#define IO_ROMIO_QUIRKS 0
+#endif
+
 /* Rank 0 makes a fresh directory under TMPDIR (or /tmp); every rank gets its name. */
 static inline void io_tmpdir(char dir[IO_PATH_MAX])
 {
@@ -29,7 +42,7 @@ static inline void io_tmpdir(char dir[IO_PATH_MAX])
 
 static inline void io_path(char out[IO_PATH_MAX], const char *dir, const char *name)
 {
-    snprintf(out, IO_PATH_MAX, "%s/%s", dir, name);
+    snprintf(out, IO_PATH_MAX, "%.180s/%.60s", dir, name);
 }
 
 /* Removes the directory and the files in it (after every rank is done). */
