@@ -46,17 +46,20 @@ struct flatten {
     struct io_run *runs;
     size_t n, cap;
     size_t bytes;
-    bool decreasing;
+    bool decreasing, overlapping, negative;
 };
 
 static int flatten_add(struct flatten *fl, MPI_Offset off, size_t len)
 {
     if (len == 0)
         return 0;
+    fl->negative |= off < 0;
     if (fl->n > 0) {
         struct io_run *last = &fl->runs[fl->n - 1];
         if (off < last->off)
             fl->decreasing = true;
+        else if (off < last->off + (MPI_Offset)last->len)
+            fl->overlapping = true;
         if (last->off + (MPI_Offset)last->len == off) {
             last->len += len;
             fl->bytes += len;
@@ -97,11 +100,31 @@ static int flatten_visit(MPI_Datatype named, char *addr, size_t n, void *arg)
     return 0;
 }
 
-/* Runs of one filetype tile, in typemap order; MPI_ERR_TYPE when they go
- * backwards (MPI-2.2 §13.3: displacements must be monotonically
- * non-decreasing). */
-static int view_flatten(struct io_view *v)
+/* Runs of one element of `t`, in typemap order. MPI_ERR_IO when the
+ * typemap is not a valid etype or filetype (MPI-2.2 §13.3: displacements
+ * non-negative and monotonically non-decreasing; no overlaps in a file
+ * opened for writing). */
+static int type_flatten(MPI_Datatype t, bool writable, struct flatten *fl)
 {
+    *fl = (struct flatten){ .base = (uintptr_t)1 << 46 };
+    if (dt_visit(t, (char *)fl->base, 1, flatten_visit, fl) != 0) {
+        free(fl->runs);
+        return MPI_ERR_NO_MEM;
+    }
+    if (fl->negative || fl->decreasing || (writable && fl->overlapping)) {
+        free(fl->runs);
+        return MPI_ERR_IO;
+    }
+    return MPI_SUCCESS;
+}
+
+static int view_flatten(struct io_view *v, bool writable)
+{
+    struct flatten fl;
+    int rc = type_flatten(v->etype, writable, &fl);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(fl.runs);
     MPI_Datatype t = v->filetype;
     v->tile_extent = dt_extent(t);
     if (t->contiguous && t->lb == 0) {
@@ -113,15 +136,8 @@ static int view_flatten(struct io_view *v)
         v->tile_bytes = t->size;
         return MPI_SUCCESS;
     }
-    struct flatten fl = { .base = (uintptr_t)1 << 46 };
-    if (dt_visit(t, (char *)fl.base, 1, flatten_visit, &fl) != 0) {
-        free(fl.runs);
-        return MPI_ERR_NO_MEM;
-    }
-    if (fl.decreasing) {
-        free(fl.runs);
-        return MPI_ERR_TYPE;
-    }
+    if ((rc = type_flatten(t, writable, &fl)) != MPI_SUCCESS)
+        return rc;
     v->runs = fl.runs;
     v->nruns = fl.n;
     v->tile_bytes = fl.bytes;
@@ -268,9 +284,9 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         v = (struct io_view){ .disp = disp, .etype = etype, .filetype = filetype, .rep = rep,
                               .esize = etype->size };
         snprintf(v.datarep, sizeof v.datarep, "%s", datarep);
-        error = view_flatten(&v);
-        if (error == MPI_ERR_TYPE)
-            why = "the filetype's displacements decrease";
+        error = view_flatten(&v, !(f->core->amode & MPI_MODE_RDONLY));
+        if (error == MPI_ERR_IO)
+            why = "the etype or filetype has negative, decreasing or overlapping displacements";
         else if (error != MPI_SUCCESS)
             why = "out of memory";
     }
