@@ -295,6 +295,40 @@ static int shared_pointer(MPI_File fh, const char *path)
     return errs;
 }
 
+/* Atomic mode: concurrent overlapping non-contiguous writes are never
+ * mixed, so both blocks of the view hold one rank's data. */
+static int atomic_mode(MPI_File fh, const char *path)
+{
+    int errs = 0, rank = tu_rank();
+    enum { BLOCK = 8192 };
+    MPI_Datatype two;
+    MPI_Status st;
+    MPI_Type_vector(2, BLOCK, 2 * BLOCK, MPI_BYTE, &two);
+    MPI_Type_commit(&two);
+    CHECK_RC(MPI_File_set_atomicity(fh, 1));
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_BYTE, two, "native", MPI_INFO_NULL));
+    char *data = malloc(2 * BLOCK);
+    for (int round = 0; round < 4; round++) {
+        memset(data, 'A' + (rank + round) % 26, 2 * BLOCK);
+        CHECK_RC(MPI_File_write_at(fh, 0, data, 2 * BLOCK, MPI_BYTE, &st));
+        MPI_Barrier(MPI_COMM_WORLD);
+        memset(data, 0, 2 * BLOCK);
+        CHECK_RC(MPI_File_read_at(fh, 0, data, 2 * BLOCK, MPI_BYTE, &st));
+        for (int i = 1; i < 2 * BLOCK; i++)
+            if (data[i] != data[0]) {
+                errs += TU_FAIL("atomic mode: byte %d is %c, byte 0 is %c", i, data[i], data[0]);
+                break;
+            }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(data);
+    CHECK_RC(MPI_File_set_atomicity(fh, 0));
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Type_free(&two);
+    (void)path;
+    return errs;
+}
+
 /* A user representation: every byte stored complemented. */
 static int complement(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position, void *extra)
 {
@@ -470,6 +504,7 @@ int main(int argc, char **argv)
     errs += individual_pointers(fh);
     errs += strided_view(fh, path);
     errs += shared_pointer(fh, path);
+    errs += atomic_mode(fh, path);
     errs += bad_input(fh, dir);
     CHECK_RC(MPI_File_close(&fh));
     errs += representations(dir);
