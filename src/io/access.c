@@ -343,14 +343,10 @@ struct pieces {
 
 static int pieces_add(struct pieces *p, MPI_Offset off, size_t len, char *data)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 256;
-        struct piece *v = realloc(p->v, cap * sizeof *v);
-        if (v == NULL)
-            return MPI_ERR_NO_MEM;
-        p->v = v;
-        p->cap = cap;
-    }
+    void *grown = io_grow(p->v, p->n, &p->cap, sizeof *p->v);
+    if (grown == NULL)
+        return MPI_ERR_NO_MEM;
+    p->v = grown;
     p->v[p->n++] = (struct piece){ off, len, data };
     return MPI_SUCCESS;
 }

@@ -89,6 +89,16 @@ struct strand_file *file_checked(MPI_File fh, const char *where, int *rc)
     return f == NULL || *rc != MPI_SUCCESS ? NULL : f;
 }
 
+struct strand_file *file_query(MPI_File fh, const char *where, const void *out, int *rc)
+{
+    struct strand_file *f = file_checked(fh, where, rc);
+    if (f != NULL && out == NULL) {
+        *rc = file_error(f, MPI_ERR_ARG, where, "the output argument is NULL");
+        return NULL;
+    }
+    return f;
+}
+
 /* --- meetings */
 
 struct generation_wait {
@@ -444,11 +454,9 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     const char *where = "MPI_File_get_size";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, size, &rc);
     if (f == NULL)
         return rc;
-    if (size == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "size is NULL");
     struct stat st;
     if (fstat(f->core->fd, &st) != 0)
         return file_error(f, io_errno_class(errno), where, "%s", strerror(errno));
@@ -463,11 +471,9 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
     const char *where = "MPI_File_get_group";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, group, &rc);
     if (f == NULL)
         return rc;
-    if (group == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "group is NULL");
     struct strand_group *g = group_from_members(f->core->members, f->core->size);
     if (g == NULL)
         return file_error(f, MPI_ERR_NO_MEM, where, "out of memory");
@@ -480,11 +486,9 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
     const char *where = "MPI_File_get_amode";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, amode, &rc);
     if (f == NULL)
         return rc;
-    if (amode == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "amode is NULL");
     *amode = f->core->amode;
     return MPI_SUCCESS;
 }
@@ -513,11 +517,9 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     const char *where = "MPI_File_get_info";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, info_used, &rc);
     if (f == NULL)
         return rc;
-    if (info_used == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "info_used is NULL");
     rc = hints_to_info(&f->core->hints, info_used);
     if (rc != MPI_SUCCESS)
         return file_error(f, rc, where, "out of memory");
@@ -546,11 +548,9 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
     const char *where = "MPI_File_get_atomicity";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, flag, &rc);
     if (f == NULL)
         return rc;
-    if (flag == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "flag is NULL");
     *flag = f->core->atomic;
     return MPI_SUCCESS;
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../core/core.h"
 
@@ -128,6 +129,20 @@ struct strand_file {
     struct io_split split;
 };
 
+/* Makes room for element n of a growable array `v` of *cap elements:
+ * returns the (possibly moved) array, or NULL when out of memory (`v` is
+ * then unchanged). */
+static inline void *io_grow(void *v, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return v;
+    size_t grown = *cap ? 2 * *cap : 64;
+    void *p = realloc(v, grown * elem);
+    if (p != NULL)
+        *cap = grown;
+    return p;
+}
+
 static inline struct strand_file *file_lookup(MPI_File fh)
 {
     return fh != MPI_FILE_NULL && fh->magic == FILE_MAGIC ? fh : NULL;
@@ -136,6 +151,8 @@ static inline struct strand_file *file_lookup(MPI_File fh)
 /* --- file.c */
 /* Checks initialization and the handle; errors go to MPI_FILE_NULL's handler. */
 struct strand_file *file_checked(MPI_File fh, const char *where, int *rc);
+/* file_checked, then MPI_ERR_ARG when the output argument `out` is NULL. */
+struct strand_file *file_query(MPI_File fh, const char *where, const void *out, int *rc);
 /* Reports through the file's handler (MPI_FILE_NULL's when f is NULL). */
 int file_error(struct strand_file *f, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

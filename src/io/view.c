@@ -27,14 +27,10 @@ static int extents_add(struct io_extents *e, MPI_Offset off, size_t len)
         e->v[e->n - 1].len += len;
         return MPI_SUCCESS;
     }
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 16;
-        struct io_extent *v = realloc(e->v, cap * sizeof *v);
-        if (v == NULL)
-            return MPI_ERR_NO_MEM;
-        e->v = v;
-        e->cap = cap;
-    }
+    void *grown = io_grow(e->v, e->n, &e->cap, sizeof *e->v);
+    if (grown == NULL)
+        return MPI_ERR_NO_MEM;
+    e->v = grown;
     e->v[e->n++] = (struct io_extent){ off, len };
     return MPI_SUCCESS;
 }
@@ -66,14 +62,10 @@ static int flatten_add(struct flatten *fl, MPI_Offset off, size_t len)
             return 0;
         }
     }
-    if (fl->n == fl->cap) {
-        size_t cap = fl->cap ? 2 * fl->cap : 16;
-        struct io_run *v = realloc(fl->runs, cap * sizeof *v);
-        if (v == NULL)
-            return 1;
-        fl->runs = v;
-        fl->cap = cap;
-    }
+    void *grown = io_grow(fl->runs, fl->n, &fl->cap, sizeof *fl->runs);
+    if (grown == NULL)
+        return 1;
+    fl->runs = grown;
     fl->runs[fl->n++] = (struct io_run){ off, len, fl->bytes };
     fl->bytes += len;
     return 0;
@@ -472,11 +464,9 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
     const char *where = "MPI_File_get_position_shared";
     int rc;
-    struct strand_file *f = file_checked(fh, where, &rc);
+    struct strand_file *f = file_query(fh, where, offset, &rc);
     if (f == NULL)
         return rc;
-    if (offset == NULL)
-        return file_error(f, MPI_ERR_ARG, where, "offset is NULL");
     *offset = atomic_load(&f->core->shared_fp);
     return MPI_SUCCESS;
 }
