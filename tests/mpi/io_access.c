@@ -429,6 +429,10 @@ static int bad_input(MPI_File fh, const char *dir)
     CHECK_CLASS("negative offset", MPI_ERR_ARG, MPI_File_read_at(fh, -1, buf, 1, MPI_INT, &st));
     CHECK_CLASS("null datatype", MPI_ERR_TYPE, MPI_File_write_at(fh, 0, buf, 1, MPI_DATATYPE_NULL, &st));
     CHECK_CLASS("file null", MPI_ERR_FILE, MPI_File_write_at(MPI_FILE_NULL, 0, buf, 1, MPI_INT, &st));
+    /* A collective that fails on one member fails on all, with its class. */
+    if (!IO_ROMIO_QUIRKS)
+        CHECK_CLASS("collective with one bad member", MPI_ERR_COUNT,
+                    MPI_File_write_at_all(fh, 0, buf, tu_rank() == 0 ? -1 : 1, MPI_INT, &st));
 
     /* SEQUENTIAL: the shared pointer only. */
     char path[IO_PATH_MAX];

@@ -6,6 +6,8 @@
  * file, a directory, an existing file with EXCL, no permission, disk full
  * (/dev/full), DELETE_ON_CLOSE, APPEND. Minimum 1 rank. */
 #include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include "io_util.h"
 
 static void count_calls(MPI_File *fh, int *code, ...)
@@ -239,6 +241,28 @@ static int check_faults(const char *dir)
         CHECK_CLASS("collective write to a full device", MPI_ERR_NO_SPACE,
                     MPI_File_write_at_all(fh, 0, buf, 4096, MPI_BYTE, &st));
         CHECK_RC(MPI_File_close(&fh));
+    }
+    /* A file that may not grow (RLIMIT_FSIZE, process-wide: rank 0 alone
+     * while the others wait; SIGXFSZ ignored so the write fails instead). */
+    if (!IO_ROMIO_QUIRKS) {
+        if (tu_rank() == 0) {
+            char small[IO_PATH_MAX];
+            struct rlimit old, lim;
+            io_path(small, dir, "fsize");
+            signal(SIGXFSZ, SIG_IGN);
+            getrlimit(RLIMIT_FSIZE, &old);
+            lim = old;
+            lim.rlim_cur = 4096;
+            if (setrlimit(RLIMIT_FSIZE, &lim) == 0) {
+                CHECK_RC(MPI_File_open(MPI_COMM_SELF, small, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                                       MPI_INFO_NULL, &fh));
+                CHECK_RC(MPI_File_write_at(fh, 0, buf, 4096, MPI_BYTE, &st));
+                CHECK_CLASS("write past RLIMIT_FSIZE", MPI_ERR_NO_SPACE, MPI_File_write_at(fh, 4096, buf, 4096, MPI_BYTE, &st));
+                setrlimit(RLIMIT_FSIZE, &old);
+                CHECK_RC(MPI_File_close(&fh));
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     /* No permission: a read-only file (or, for root, a read-only sysfs attribute). */
     char path[IO_PATH_MAX];
