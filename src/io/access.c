@@ -320,7 +320,7 @@ struct coll_part {
     size_t *stream_at;
     size_t n;
     char *stream;
-    bool writing;
+    int error;                      /* the member's own error: nobody moves data */
 };
 
 /* A piece of one member's extent inside an aggregator's window. */
@@ -510,9 +510,9 @@ int access_collective(struct strand_file *f, struct io_access *a, int error, siz
 {
     struct io_core *core = f->core;
     *moved = 0;
-    struct coll_part me = { a->ext.v, NULL, a->ext.n, a->stream, a->writing };
+    struct coll_part me = { a->ext.v, NULL, a->ext.n, a->stream, error };
     if (me.n > 0 && (me.stream_at = malloc(me.n * sizeof *me.stream_at)) == NULL) {
-        error = MPI_ERR_NO_MEM;
+        me.error = error = MPI_ERR_NO_MEM;
         me.n = 0;
     }
     for (size_t i = 0, at = 0; i < me.n; at += me.ext[i++].len)
@@ -523,10 +523,15 @@ int access_collective(struct strand_file *f, struct io_access *a, int error, siz
     struct coll_part **parts = (struct coll_part **)core->slots;
     int n = core->size;
     bool writing = a->writing;
+    /* A member that failed its checks fails the whole collective, before
+     * any data moves: every member sees the same slots. */
+    for (int r = 0; r < n && error == MPI_SUCCESS; r++)
+        error = parts[r]->error;
     enum io_switch cb = writing ? core->hints.cb_write : core->hints.cb_read;
-    if (cb == IO_DISABLE || (cb == IO_AUTOMATIC && members_contiguous(parts, n))) {
-        if (error == MPI_SUCCESS)
-            error = access_independent(f, a, moved);
+    if (error != MPI_SUCCESS) {
+        /* nothing moves */
+    } else if (cb == IO_DISABLE || (cb == IO_AUTOMATIC && members_contiguous(parts, n))) {
+        error = access_independent(f, a, moved);
     } else {
         MPI_Offset lo, hi;
         global_range(parts, n, &lo, &hi);
@@ -539,14 +544,10 @@ int access_collective(struct strand_file *f, struct io_access *a, int error, siz
         if (index >= 0 && lo >= 0) {
             MPI_Offset per = ((hi - lo + naggr - 1) / naggr + ALIGN - 1) / ALIGN * ALIGN;
             MPI_Offset d0 = lo + per * index, d1 = d0 + per < hi ? d0 + per : hi;
-            if (d0 < d1) {
-                int rc = aggregate(f, parts, n, writing, d0, d1);
-                if (error == MPI_SUCCESS)
-                    error = rc;
-            }
+            if (d0 < d1)
+                error = aggregate(f, parts, n, writing, d0, d1);
         }
-        if (error == MPI_SUCCESS)
-            *moved = a->bytes;
+        *moved = a->bytes;
     }
     /* Every member gets the first error; aggregators are done after it. */
     error = io_agree_error(f, error);

@@ -97,7 +97,7 @@ static int io_ordered(struct strand_file *f, const char *where, bool writing, vo
         atomic_store(&core->shared_fp, base + total);
     if (own != MPI_SUCCESS) {
         /* Takes part with nothing so that nobody waits; everyone fails. */
-        struct io_access none = { 0 };
+        struct io_access none = { .writing = writing };
         size_t moved;
         access_collective(f, &none, own, &moved);
         return own;
