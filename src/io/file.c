@@ -3,6 +3,7 @@
  * handlers. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,24 +128,32 @@ void io_barrier(struct io_core *core)
         return;
     }
     struct generation_wait w = { &core->generation, gen };
+    /* Oversubscribed, the awaited member is usually runnable but not
+     * running: yielding hands it the core without a futex sleep and wake
+     * (as the collectives' waits do, src/coll/sync.c). */
+    if (strand_node.config.nranks > strand_node.ncores)
+        for (int i = 0; i < OVERSUBSCRIBED_YIELDS && !generation_changed(&w); i++)
+            sched_yield();
     rank_wait_until(strand_self, generation_changed, &w);
 }
 
+/* One barrier: collective k uses slot k % 3. After the barrier of k,
+ * member 0 clears slot (k + 2) % 3: its readers (collective k - 1) read it
+ * before arriving at this barrier, and its writers (collective k + 2) come
+ * after the next barrier, which member 0 has not reached yet. */
 int io_agree_error(struct strand_file *f, int error)
 {
     struct io_core *core = f->core;
     unsigned seq = f->coll_seq++;
-    atomic_int *mine = &core->coll_error[seq & 1];
+    atomic_int *mine = &core->coll_error[seq % IO_ERROR_SLOTS];
     if (error != MPI_SUCCESS) {
         int none = MPI_SUCCESS;
         atomic_compare_exchange_strong(mine, &none, error);
     }
     io_barrier(core);
-    /* Every member read the other parity's slot before this barrier. */
-    if (f->rank == 0)
-        atomic_store(&core->coll_error[(seq + 1) & 1], MPI_SUCCESS);
     int agreed = atomic_load(mine);
-    io_barrier(core);
+    if (f->rank == 0)
+        atomic_store(&core->coll_error[(seq + 2) % IO_ERROR_SLOTS], MPI_SUCCESS);
     return agreed;
 }
 

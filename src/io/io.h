@@ -66,7 +66,7 @@ struct io_view {
 
 /* Hints: what the program asked for, as used (MPI_File_get_info). */
 enum io_switch { IO_AUTOMATIC, IO_ENABLE, IO_DISABLE };
-enum { IO_EXTRA_HINTS = 16 };
+enum { IO_EXTRA_HINTS = 16, IO_ERROR_SLOTS = 3, OVERSUBSCRIBED_YIELDS = 32 };
 struct io_hints {
     long cb_buffer_size;            /* bytes an aggregator moves per system call */
     int cb_nodes;                   /* aggregators */
@@ -101,7 +101,7 @@ struct io_core {
     _Alignas(64) atomic_uint arrived;
     atomic_uint generation;
     void **slots;
-    atomic_int coll_error[2];       /* by collective sequence parity */
+    atomic_int coll_error[IO_ERROR_SLOTS];  /* by collective sequence (io_agree_error) */
     _Alignas(64) atomic_llong shared_fp;   /* the shared file pointer, in etypes */
     pthread_mutex_t lock_mutex;     /* atomic mode byte-range locks */
     pthread_cond_t lock_released;
