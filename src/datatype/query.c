@@ -111,6 +111,21 @@ static int query_check(const char *where, MPI_Datatype t, const void *out)
     return MPI_SUCCESS;
 }
 
+/* A type's bounds (the true ones with `true_bounds`) after the checks of
+ * a query with the two outputs out1 and out2. */
+static int bounds_of(const char *where, MPI_Datatype t, bool true_bounds, const void *out1, const void *out2,
+                     MPI_Aint *lb, MPI_Aint *extent)
+{
+    int rc = query_check(where, t, out1);
+    if (rc == MPI_SUCCESS)
+        rc = query_check(where, t, out2);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *lb = true_bounds ? t->true_lb : t->lb;
+    *extent = true_bounds ? t->true_ub - t->true_lb : dt_extent(t);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     int rc = query_check("MPI_Type_size", datatype, size);
@@ -123,27 +138,25 @@ STRAND_MPI_ALIAS(MPI_Type_size);
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    int rc = query_check("MPI_Type_get_extent", datatype, lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_extent", datatype, extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *lb = datatype->lb;
-    *extent = dt_extent(datatype);
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_extent", datatype, false, lb, extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *lb = l;
+        *extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_extent);
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    int rc = query_check("MPI_Type_get_true_extent", datatype, true_lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_true_extent", datatype, true_extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *true_lb = datatype->true_lb;
-    *true_extent = datatype->true_ub - datatype->true_lb;
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_true_extent", datatype, true, true_lb, true_extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = l;
+        *true_extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_true_extent);
 
@@ -215,27 +228,25 @@ STRAND_MPI_ALIAS(MPI_Type_size_x);
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    int rc = query_check("MPI_Type_get_extent_x", datatype, lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_extent_x", datatype, extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *lb = datatype->lb;
-    *extent = dt_extent(datatype);
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_extent_x", datatype, false, lb, extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *lb = l;
+        *extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_extent_x);
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    int rc = query_check("MPI_Type_get_true_extent_x", datatype, true_lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_true_extent_x", datatype, true_extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *true_lb = datatype->true_lb;
-    *true_extent = datatype->true_ub - datatype->true_lb;
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_true_extent_x", datatype, true, true_lb, true_extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = l;
+        *true_extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_true_extent_x);
 
