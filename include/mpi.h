@@ -49,6 +49,9 @@ extern "C" {
 typedef long MPI_Aint;        /* an address or an address difference */
 typedef long long MPI_Offset; /* a file offset */
 typedef int MPI_Fint;         /* a Fortran INTEGER, for handle conversion */
+/* A byte or element count that may exceed an int (MPI-3 large-count
+ * queries, provided ahead of MPI-3 for I/O tools). */
+typedef long long MPI_Count;
 
 /* printf conversions for an MPI_Aint value */
 #define MPI_AINT_FMT_DEC_SPEC "%ld"
@@ -175,10 +178,12 @@ extern struct strand_datatype strand_dt_byte;
 extern struct strand_datatype strand_dt_packed;
 extern struct strand_datatype strand_dt_aint;
 extern struct strand_datatype strand_dt_offset;
+extern struct strand_datatype strand_dt_count;
 #define MPI_BYTE   (&strand_dt_byte)
 #define MPI_PACKED (&strand_dt_packed)
 #define MPI_AINT   (&strand_dt_aint)
 #define MPI_OFFSET (&strand_dt_offset)
+#define MPI_COUNT  (&strand_dt_count)
 /* The datatypes that match MPI_Aint, MPI_Offset and MPI_Fint. */
 #define MPI_AINT_DATATYPE   MPI_AINT
 #define MPI_OFFSET_DATATYPE MPI_OFFSET
@@ -714,6 +719,12 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                              MPI_Aint *true_extent);
 int MPI_Get_elements(MPI_Status *status, MPI_Datatype datatype, int *count);
+/* Large-count queries (MPI-3; MPI_Get_version still says 2.2). */
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+int MPI_Get_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 
 /* --- commit, free and decoding */
 int MPI_Type_commit(MPI_Datatype *datatype);
@@ -1398,6 +1409,11 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                               MPI_Aint *true_extent);
 int PMPI_Get_elements(MPI_Status *status, MPI_Datatype datatype, int *count);
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+int PMPI_Get_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 
 int PMPI_Type_commit(MPI_Datatype *datatype);
 int PMPI_Type_free(MPI_Datatype *datatype);

@@ -117,6 +117,24 @@ const char *info_value(MPI_Info info, const char *key)
     return e != NULL ? e->value : NULL;
 }
 
+void info_visit(MPI_Info info, void (*fn)(const char *key, const char *value, void *arg), void *arg)
+{
+    struct strand_info *i = info_lookup(info);
+    for (struct info_entry *e = i != NULL ? i->head : NULL; e != NULL; e = e->next)
+        fn(e->key, e->value, arg);
+}
+
+MPI_Info info_build(const char *const *keys, const char *const *values, int n)
+{
+    struct strand_info *info = info_new();
+    for (int i = 0; i < n && info != NULL; i++)
+        if (info_put(info, keys[i], values[i]) != MPI_SUCCESS) {
+            info_destroy(info);
+            info = NULL;
+        }
+    return info;
+}
+
 int PMPI_Info_create(MPI_Info *info)
 {
     int rc = error_check_initialized("MPI_Info_create");

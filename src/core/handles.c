@@ -30,7 +30,7 @@ static const void *const predefined_objects[] = {
     &strand_dt_2double_precision, &strand_dt_2integer, &strand_dt_2complex,
     &strand_dt_2double_complex, &strand_dt_integer1, &strand_dt_integer2, &strand_dt_integer4,
     &strand_dt_integer8, &strand_dt_real4, &strand_dt_real8, &strand_dt_real16, &strand_dt_complex8,
-    &strand_dt_complex16, &strand_dt_complex32,
+    &strand_dt_complex16, &strand_dt_complex32, &strand_dt_count,
     /* strand_dt_integer16 joins when src/datatype defines it */
 };
 enum { PREDEFINED_COUNT = sizeof predefined_objects / sizeof predefined_objects[0] };

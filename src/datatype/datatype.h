@@ -105,6 +105,13 @@ size_t dt_pack(void *out, const void *src, size_t count, MPI_Datatype t);
 /* Unpacks up to `bytes` from contiguous `in` into the layout; returns bytes used. */
 size_t dt_unpack(void *dst, size_t count, MPI_Datatype t, const void *in, size_t bytes);
 
+/* external32 (external32.c), for MPI-IO views: bytes of one element in
+ * external32, and conversion of `count` elements between memory (any
+ * layout) and contiguous external32 data; MPI_ERR_CONVERSION with `why`. */
+size_t dt_external32_size(MPI_Datatype t);
+int dt_external32_convert(void *native, size_t count, MPI_Datatype t, void *external, bool packing,
+                          const char **why);
+
 /* Element counts for MPI_Get_count / MPI_Get_elements from a byte count. */
 int dt_count_from_bytes(MPI_Datatype t, size_t bytes);
 int dt_elements_from_bytes(MPI_Datatype t, size_t bytes);

@@ -306,6 +306,21 @@ static MPI_Aint external_bytes(int count, MPI_Datatype t)
     return bytes;
 }
 
+size_t dt_external32_size(MPI_Datatype t)
+{
+    return external_size(t);
+}
+
+int dt_external32_convert(void *native, size_t count, MPI_Datatype t, void *external, bool packing, const char **why)
+{
+    struct ext_ctx c = { external, packing, NULL };
+    if (dt_visit(t, native, count, convert_elements, &c) != 0) {
+        *why = c.failure;
+        return MPI_ERR_CONVERSION;
+    }
+    return MPI_SUCCESS;
+}
+
 int PMPI_Pack_external(char *datarep, void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
                        MPI_Aint outsize, MPI_Aint *position)
 {

@@ -111,6 +111,21 @@ static int query_check(const char *where, MPI_Datatype t, const void *out)
     return MPI_SUCCESS;
 }
 
+/* A type's bounds (the true ones with `true_bounds`) after the checks of
+ * a query with the two outputs out1 and out2. */
+static int bounds_of(const char *where, MPI_Datatype t, bool true_bounds, const void *out1, const void *out2,
+                     MPI_Aint *lb, MPI_Aint *extent)
+{
+    int rc = query_check(where, t, out1);
+    if (rc == MPI_SUCCESS)
+        rc = query_check(where, t, out2);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *lb = true_bounds ? t->true_lb : t->lb;
+    *extent = true_bounds ? t->true_ub - t->true_lb : dt_extent(t);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     int rc = query_check("MPI_Type_size", datatype, size);
@@ -123,27 +138,25 @@ STRAND_MPI_ALIAS(MPI_Type_size);
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    int rc = query_check("MPI_Type_get_extent", datatype, lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_extent", datatype, extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *lb = datatype->lb;
-    *extent = dt_extent(datatype);
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_extent", datatype, false, lb, extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *lb = l;
+        *extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_extent);
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    int rc = query_check("MPI_Type_get_true_extent", datatype, true_lb);
-    if (rc == MPI_SUCCESS)
-        rc = query_check("MPI_Type_get_true_extent", datatype, true_extent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *true_lb = datatype->true_lb;
-    *true_extent = datatype->true_ub - datatype->true_lb;
-    return MPI_SUCCESS;
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_true_extent", datatype, true, true_lb, true_extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = l;
+        *true_extent = e;
+    }
+    return rc;
 }
 STRAND_MPI_ALIAS(MPI_Type_get_true_extent);
 
@@ -200,3 +213,66 @@ int PMPI_Address(void *location, MPI_Aint *address)
     return get_address("MPI_Address", location, address);
 }
 STRAND_MPI_ALIAS(MPI_Address);
+
+/* --- large-count queries (MPI-3 names, for I/O tools; MPI_Count is 64 bits) */
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    int rc = query_check("MPI_Type_size_x", datatype, size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = (MPI_Count)datatype->size;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Type_size_x);
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_extent_x", datatype, false, lb, extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *lb = l;
+        *extent = e;
+    }
+    return rc;
+}
+STRAND_MPI_ALIAS(MPI_Type_get_extent_x);
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    MPI_Aint l, e;
+    int rc = bounds_of("MPI_Type_get_true_extent_x", datatype, true, true_lb, true_extent, &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = l;
+        *true_extent = e;
+    }
+    return rc;
+}
+STRAND_MPI_ALIAS(MPI_Type_get_true_extent_x);
+
+int PMPI_Get_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    const char *where = "MPI_Get_elements_x";
+    const char *why;
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "status must be a real MPI_Status");
+    if (count == NULL)
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "count is NULL");
+    int rc = dt_check_usable(datatype, &why);
+    if (rc != MPI_SUCCESS)
+        return error_report(MPI_COMM_WORLD, rc, where, "%s", why);
+    size_t bytes = (size_t)status->strand_count;
+    if (datatype->size == 0) {
+        *count = 0;
+        return MPI_SUCCESS;
+    }
+    /* Whole elements, then the basic elements of the partial one. */
+    int partial = dt_elements_from_bytes(datatype, bytes % datatype->size);
+    if (partial == MPI_UNDEFINED) {
+        *count = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *count = (MPI_Count)(bytes / datatype->size) * (MPI_Count)datatype->nelements + partial;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Get_elements_x);

@@ -49,23 +49,34 @@ int PMPI_Grequest_complete(MPI_Request request)
 }
 STRAND_MPI_ALIAS(MPI_Grequest_complete);
 
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+static int status_set_elements(const char *where, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     const char *why;
     if (status == NULL || status == MPI_STATUS_IGNORE)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_elements", "status must be real");
+        return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "status must be real");
     int rc = dt_check_usable(datatype, &why);
     if (rc != MPI_SUCCESS)
-        return error_report(MPI_COMM_WORLD, rc, "MPI_Status_set_elements", "%s", why);
+        return error_report(MPI_COMM_WORLD, rc, where, "%s", why);
     if (count < 0)
-        return error_report(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Status_set_elements", "negative count %d", count);
+        return error_report(MPI_COMM_WORLD, MPI_ERR_COUNT, where, "negative count %lld", count);
     /* Elements of a type's basic kind: bytes = count * basic element size. */
     int per_element = dt_elements_from_bytes(datatype, datatype->size);
     size_t basic = per_element > 0 ? datatype->size / (size_t)per_element : datatype->size;
-    status->strand_count = (long long)count * (long long)basic;
+    status->strand_count = count * (long long)basic;
     return MPI_SUCCESS;
 }
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return status_set_elements("MPI_Status_set_elements", status, datatype, count);
+}
 STRAND_MPI_ALIAS(MPI_Status_set_elements);
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return status_set_elements("MPI_Status_set_elements_x", status, datatype, count);
+}
+STRAND_MPI_ALIAS(MPI_Status_set_elements_x);
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {

@@ -1,0 +1,162 @@
+/* Data representations (MPI-2.2 §13.5): "native" and "internal" (the
+ * memory form), "external32" (through the datatype engine's external32
+ * code) and representations the program registers with conversion
+ * functions. Only types whose size in the file equals their size in
+ * memory are supported under a converting representation: the view's
+ * layout is then the same, and only the bytes change (doc/limits.md). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../datatype/datatype.h"
+#include "../util/lock.h"
+#include "io.h"
+
+struct io_datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    bool external32;
+    MPI_Datarep_conversion_function *read_fn, *write_fn;
+    MPI_Datarep_extent_function *extent_fn;
+    void *extra_state;
+    struct io_datarep *next;
+};
+
+static const struct io_datarep external32 = { .name = "external32", .external32 = true };
+
+/* Registered representations live until the process ends (the standard
+ * has no way to unregister one). */
+static struct lite_lock registry_lock = LITE_LOCK_INIT;
+static struct io_datarep *registry;
+
+int PMPI_CONVERSION_FN_NULL(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+                            void *extra_state)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra_state;
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_CONVERSION_FN_NULL);
+
+static bool is_native(const char *name)
+{
+    return strcmp(name, "native") == 0 || strcmp(name, "internal") == 0;
+}
+
+static struct io_datarep *registered(const char *name)
+{
+    lite_lock(&registry_lock);
+    struct io_datarep *r = registry;
+    while (r != NULL && strcmp(r->name, name) != 0)
+        r = r->next;
+    lite_unlock(&registry_lock);
+    return r;
+}
+
+int datarep_find(const char *name, const struct io_datarep **rep)
+{
+    *rep = NULL;
+    if (is_native(name))
+        return MPI_SUCCESS;
+    if (strcmp(name, "external32") == 0) {
+        *rep = &external32;
+        return MPI_SUCCESS;
+    }
+    *rep = registered(name);
+    return *rep != NULL ? MPI_SUCCESS : MPI_ERR_UNSUPPORTED_DATAREP;
+}
+
+struct size_check {
+    const struct io_datarep *rep;
+    bool differs;
+};
+
+static int check_named(MPI_Datatype named, char *addr, size_t n, void *arg)
+{
+    (void)addr, (void)n;
+    struct size_check *c = arg;
+    if (named->size == 0)
+        return 0;
+    MPI_Aint file_extent = (MPI_Aint)named->size;
+    if (c->rep->external32)
+        file_extent = (MPI_Aint)dt_external32_size(named);
+    else if (c->rep->extent_fn(named, &file_extent, c->rep->extra_state) != MPI_SUCCESS)
+        file_extent = -1;
+    c->differs |= file_extent != (MPI_Aint)named->size;
+    return c->differs;
+}
+
+int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t)
+{
+    if (rep == NULL)
+        return MPI_SUCCESS;
+    struct size_check c = { rep, false };
+    /* The walk only computes addresses: any base will do. */
+    dt_visit(t, (char *)((uintptr_t)1 << 46), 1, check_named, &c);
+    return c.differs ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_SUCCESS;
+}
+
+int datarep_convert(const struct io_datarep *rep, bool writing, void *user, int count, MPI_Datatype t, void *stream,
+                    MPI_Offset position)
+{
+    const char *why;
+    if (rep->external32)
+        return dt_external32_convert(user, (size_t)count, t, stream, writing, &why);
+    MPI_Datarep_conversion_function *fn = writing ? rep->write_fn : rep->read_fn;
+    if (fn == NULL || fn == PMPI_CONVERSION_FN_NULL || fn == MPI_CONVERSION_FN_NULL) {
+        if (writing)
+            dt_pack(stream, user, (size_t)count, t);
+        else
+            dt_unpack(user, (size_t)count, t, stream, (size_t)count * t->size);
+        return MPI_SUCCESS;
+    }
+    int rc = fn(user, t, count, stream, position, rep->extra_state);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_CONVERSION;
+}
+
+int datarep_type_extent(const struct io_datarep *rep, MPI_Datatype t, MPI_Aint *extent)
+{
+    *extent = dt_extent(t);
+    if (rep == NULL || !t->predefined)
+        return MPI_SUCCESS;
+    if (rep->external32) {
+        *extent = (MPI_Aint)dt_external32_size(t);
+        return MPI_SUCCESS;
+    }
+    return rep->extent_fn(t, extent, rep->extra_state) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_CONVERSION;
+}
+
+int PMPI_Register_datarep(char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    const char *where = "MPI_Register_datarep";
+    int rc = error_check_initialized(where);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (datarep == NULL || datarep[0] == '\0' || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
+        return file_error(NULL, MPI_ERR_ARG, where, "invalid representation name");
+    if (dtype_file_extent_fn == NULL)
+        return file_error(NULL, MPI_ERR_ARG, where, "dtype_file_extent_fn must not be NULL");
+    struct io_datarep *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return file_error(NULL, MPI_ERR_NO_MEM, where, "out of memory");
+    strcpy(r->name, datarep);
+    r->read_fn = read_conversion_fn;
+    r->write_fn = write_conversion_fn;
+    r->extent_fn = dtype_file_extent_fn;
+    r->extra_state = extra_state;
+    bool duplicate = is_native(datarep) || strcmp(datarep, "external32") == 0;
+    lite_lock(&registry_lock);
+    for (struct io_datarep *o = registry; o != NULL && !duplicate; o = o->next)
+        duplicate = strcmp(o->name, datarep) == 0;
+    if (!duplicate) {
+        r->next = registry;
+        registry = r;
+    }
+    lite_unlock(&registry_lock);
+    if (duplicate) {
+        free(r);
+        return file_error(NULL, MPI_ERR_DUP_DATAREP, where, "\"%s\" is already defined", datarep);
+    }
+    return MPI_SUCCESS;
+}
+STRAND_MPI_ALIAS(MPI_Register_datarep);
