@@ -222,6 +222,13 @@ static void disarm_node_instance(const struct program_image *image)
         fprintf(stderr, "Strand MPI: warning: %s\n", err);
 }
 
+/* A rank's fork() child is an ordinary process (DESIGN §4 trap 9): its
+ * exit, _exit and abort are libc's, its status goes to its parent. */
+static void forked_child_is_no_rank(void)
+{
+    privatize_current_run = NULL;
+}
+
 void strand_program_start(int argc, char **argv, void (*rtld_fini)(void))
 {
     static struct node_program program;
@@ -230,6 +237,7 @@ void strand_program_start(int argc, char **argv, void (*rtld_fini)(void))
      * the destructors of all libraries at exit */
     if (rtld_fini != NULL)
         atexit(rtld_fini);
+    pthread_atfork(NULL, NULL, forked_child_is_no_rank);
     program.argc = argc;
     program.argv = argv;
     if (program_image_open("/proc/self/exe", &program.image, err, sizeof err) != 0) {

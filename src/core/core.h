@@ -60,7 +60,13 @@ struct node {
     double wtime_base;
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
+    /* In a child a rank (or a node thread: -1) created with fork(): an
+     * ordinary process, which cannot use MPI.  -2 in the node process. */
+    int forked_by_rank;
 };
+
+/* Why a thread without a rank cannot call MPI (error_check_initialized, MPI_Init). */
+const char *node_no_rank_reason(void);
 
 extern struct node strand_node;
 /* Initial-exec: one %fs-relative load instead of a __tls_get_addr call on

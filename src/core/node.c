@@ -15,7 +15,7 @@
 #include "../pt2pt/pt2pt.h"
 #include "core.h"
 
-struct node strand_node;
+struct node strand_node = { .forked_by_rank = -2 };
 __thread struct rank *strand_self __attribute__((tls_model("initial-exec")));
 
 enum {
@@ -76,9 +76,32 @@ static double monotonic_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A child that a rank creates with fork() is an ordinary process (DESIGN
+ * §4 trap 9): its thread is no rank's any more, so that MPI calls fail
+ * clearly instead of waiting for ranks that the child does not have. */
+static void node_forked_child(void)
+{
+    strand_node.forked_by_rank = strand_self != NULL ? strand_self->world_rank : -1;
+    strand_self = NULL;
+}
+
+const char *node_no_rank_reason(void)
+{
+    static char reason[160];
+    if (strand_node.forked_by_rank == -2)
+        return "MPI is not initialized (call MPI_Init first)";
+    snprintf(reason, sizeof reason,
+             "this process was created with fork() by %s %d; a forked child is an ordinary "
+             "process and cannot use MPI",
+             strand_node.forked_by_rank >= 0 ? "rank" : "the node process of",
+             strand_node.forked_by_rank >= 0 ? strand_node.forked_by_rank : (int)getppid());
+    return reason;
+}
+
 static int node_setup(void)
 {
     struct node *n = &strand_node;
+    pthread_atfork(NULL, NULL, node_forked_child);
     n->ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (n->ncores < 1)
         n->ncores = 1;
@@ -290,6 +313,8 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
 int node_start_singleton(void)
 {
     struct node *n = &strand_node;
+    if (n->forked_by_rank != -2)
+        return MPI_ERR_OTHER;
     config_from_environment(&n->config);
     if (n->config.nranks > 1)
         strand_job_abort(1,
