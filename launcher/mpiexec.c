@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "foreign.h"
+
 struct options {
     long nranks;
     const char *bind; /* "cores", "none", or NULL for the default */
@@ -379,5 +381,7 @@ int main(int argc, char **argv)
     struct options o;
     parse_options(argc, argv, &o);
     set_environment(&o);
+    if (foreign_mpi_check(o.program_argv[0], o.nranks) != 0)
+        return 1;
     return run_program(o.program_argv);
 }
