@@ -2,7 +2,8 @@
 # libc-state.sh LIBC_A GLUE_O OUTPUT [AR [OBJCOPY]]
 #
 # Builds libstrand_libc.a: glibc's own objects for the libc functions whose
-# state is process-wide (getopt, rand/random, the drand48 family, strtok),
+# state is process-wide (getopt, rand/random, the drand48 family, strtok,
+# the static results of localtime/gmtime, hsearch's table),
 # taken from the system's static libc (LIBC_A, the libc.a that matches the
 # libc.so programs run with), plus GLUE_O (privatize/libc_glue.c).  mpicc
 # links it into every program, so each rank's copy of the program has its
@@ -22,7 +23,8 @@ objcopy=${5:-objcopy}
 members="getopt.o getopt1.o random.o rand.o strtok.o drand48-iter.o
     drand48.o erand48.o lrand48.o nrand48.o mrand48.o jrand48.o
     srand48.o seed48.o lcong48.o
-    erand48_r.o nrand48_r.o jrand48_r.o srand48_r.o seed48_r.o lcong48_r.o"
+    erand48_r.o nrand48_r.o jrand48_r.o srand48_r.o seed48_r.o lcong48_r.o
+    localtime.o gmtime.o hsearch.o"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/strand-libc.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -47,6 +49,13 @@ redirect getopt.o stderr _libc_intl_domainname __fxprintf_nocancel __libc_alloca
 redirect random.o __lll_lock_wait_private __lll_lock_wake_private \
     __random_r __srandom_r __initstate_r __setstate_r
 redirect strtok.o __strtok_r
+redirect localtime.o __tz_convert
+redirect gmtime.o __tz_convert
+# the _r variants have no state: the glue calls libc.so's, so these must not
+# take their names in the program
+"$objcopy" -L localtime_r -L __localtime_r "$work/localtime.o"
+"$objcopy" -L gmtime_r -L __gmtime_r "$work/gmtime.o"
+redirect hsearch.o __hsearch_r __hcreate_r __hdestroy_r
 
 # What is still undefined must be found inside the archive or be a default
 # (not hidden) reference to libc.so; another glibc version may differ.
@@ -55,7 +64,7 @@ hidden=$(for m in $members; do
 done | sort -u)
 for sym in $hidden; do
     case $sym in
-    strand_libc_* | __libc_drand48_data | __drand48_iterate | __random | \
+    strand_libc_* | __libc_drand48_data | __drand48_iterate | __random | _tmbuf | \
         __erand48_r | __nrand48_r | __jrand48_r | __srand48_r | __seed48_r | __lcong48_r) ;;
     *)
         echo "libc-state.sh: $libc_a makes a hidden reference to $sym, which a shared object cannot make (a glibc other than 2.36?)" >&2

@@ -19,9 +19,11 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <search.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -141,4 +143,33 @@ GLUE int strand_libc_initstate_r(unsigned seed, char *state, size_t n, struct ra
 GLUE int strand_libc_setstate_r(char *state, struct random_data *buf)
 {
     return setstate_r(state, buf);
+}
+
+/* glibc's __tz_convert, behind localtime, localtime_r, gmtime and gmtime_r:
+ * the time zone is looked up again (TZ may have changed) only for
+ * localtime's own result buffer, as glibc does. */
+extern struct tm _tmbuf __attribute__((weak, visibility("hidden")));
+
+GLUE struct tm *strand_libc_tz_convert(time_t t, int use_localtime, struct tm *tp)
+{
+    if (!use_localtime)
+        return gmtime_r(&t, tp);
+    if (tp == &_tmbuf)
+        tzset();
+    return localtime_r(&t, tp);
+}
+
+GLUE int strand_libc_hsearch_r(ENTRY item, ACTION action, ENTRY **found, struct hsearch_data *table)
+{
+    return hsearch_r(item, action, found, table);
+}
+
+GLUE int strand_libc_hcreate_r(size_t n, struct hsearch_data *table)
+{
+    return hcreate_r(n, table);
+}
+
+GLUE void strand_libc_hdestroy_r(struct hsearch_data *table)
+{
+    hdestroy_r(table);
 }

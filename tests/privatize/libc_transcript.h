@@ -5,7 +5,7 @@
  *
  * libc_transcript(out, who, diagnostics, step) writes what the calls return
  * for participant `who` (its arguments and seeds depend on who).  step() is
- * called at the same 8 points for every who, so ranks can run the calls in
+ * called at the same 10 points for every who, so ranks can run the calls in
  * lockstep: with libc state shared between ranks, each rank's second call
  * would then see the others' first. */
 #ifndef LIBC_TRANSCRIPT_H
@@ -15,12 +15,13 @@
 #define _GNU_SOURCE
 #endif
 #include <getopt.h>
+#include <search.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define TRANSCRIPT_STEPS 8
 
 struct getopt_case {
     const char *optstring;
@@ -152,6 +153,46 @@ static void transcript_strtok(FILE *out, int who, void (*step)(void))
     fprintf(out, "\n");
 }
 
+static void print_tm(FILE *out, const struct tm *tm)
+{
+    fprintf(out, " %d-%d-%d %d:%d:%d wday %d yday %d dst %d", tm->tm_year, tm->tm_mon, tm->tm_mday,
+            tm->tm_hour, tm->tm_min, tm->tm_sec, tm->tm_wday, tm->tm_yday, tm->tm_isdst);
+}
+
+/* localtime's and gmtime's result is one static struct tm. */
+static void transcript_time(FILE *out, int who, void (*step)(void))
+{
+    time_t t = 1000000000 + (time_t)who * 86400 * 37 + who * 3607;
+    struct tm *utc = gmtime(&t);
+    step();
+    fprintf(out, "gmtime");
+    print_tm(out, utc);
+    struct tm *local = localtime(&t);
+    fprintf(out, "\nlocaltime");
+    print_tm(out, local);
+    fprintf(out, " same buffer %d\n", local == utc);
+}
+
+/* hsearch's table is one per process in libc. */
+static void transcript_hsearch(FILE *out, int who, void (*step)(void))
+{
+    static char keys[8][24];
+    hcreate(16);
+    for (int i = 0; i < 8; i++) {
+        snprintf(keys[i], sizeof keys[i], "key-%d-%d", who, i);
+        ENTRY e = {keys[i], (void *)(long)(who * 100 + i)};
+        hsearch(e, ENTER);
+    }
+    step();
+    fprintf(out, "hsearch");
+    for (int i = 0; i < 8; i++) {
+        ENTRY e = {keys[i], NULL}, *found = hsearch(e, FIND);
+        fprintf(out, " %ld", found != NULL ? (long)found->data : -1L);
+    }
+    hdestroy();
+    fprintf(out, "\n");
+}
+
 static void transcript_no_step(void)
 {
 }
@@ -176,6 +217,8 @@ static void libc_transcript(FILE *out, int who, int diagnostics, void (*step)(vo
     transcript_random(out, who, step);
     transcript_drand48(out, who, step);
     transcript_strtok(out, who, step);
+    transcript_time(out, who, step);
+    transcript_hsearch(out, who, step);
 }
 
 #endif
