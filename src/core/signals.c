@@ -48,27 +48,22 @@ static void put(const char *text, size_t n)
     }
 }
 
-static uintptr_t context_pc(const void *context)
-{
-#if defined(__x86_64__)
-    return (uintptr_t)((const ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uintptr_t)((const ucontext_t *)context)->uc_mcontext.pc;
-#else
-    (void)context;
-    return 0;
-#endif
-}
+/* Where the signal stopped the thread: its program counter and stack pointer. */
+struct stopped_at {
+    uintptr_t pc, sp;
+};
 
-static uintptr_t context_sp(const void *context)
+static struct stopped_at stopped_at(const void *context)
 {
+    const ucontext_t *uc = context;
 #if defined(__x86_64__)
-    return (uintptr_t)((const ucontext_t *)context)->uc_mcontext.gregs[REG_RSP];
+    return (struct stopped_at){(uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                               (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]};
 #elif defined(__aarch64__)
-    return (uintptr_t)((const ucontext_t *)context)->uc_mcontext.sp;
+    return (struct stopped_at){(uintptr_t)uc->uc_mcontext.pc, (uintptr_t)uc->uc_mcontext.sp};
 #else
-    (void)context;
-    return UINTPTR_MAX;
+    (void)uc;
+    return (struct stopped_at){0, UINTPTR_MAX};
 #endif
 }
 
@@ -79,7 +74,7 @@ static bool is_stack_overflow(const struct rank *r, const siginfo_t *info, const
     if (r->stack_low == NULL || !pthread_equal(r->program_thread, pthread_self()))
         return false;
     uintptr_t low = (uintptr_t)r->stack_low, addr = (uintptr_t)info->si_addr;
-    uintptr_t sp = context_sp(context);
+    uintptr_t sp = stopped_at(context).sp;
     return (addr < low && addr >= low - r->stack_guard) || (sp < low && sp >= low - r->stack_guard);
 }
 
@@ -100,7 +95,7 @@ static void report_backtrace(const void *context)
 {
     void *frames[BACKTRACE_FRAMES + 8];
     int count = backtrace(frames, BACKTRACE_FRAMES + 8);
-    uintptr_t pc = context_pc(context);
+    uintptr_t pc = stopped_at(context).pc;
     int first = 0; /* frames before the faulting one are this handler's */
     for (int i = 0; i < count; i++)
         if ((uintptr_t)frames[i] == pc) {

@@ -26,7 +26,7 @@ __attribute__((noinline)) static int recurse(volatile int depth)
 
 int main(int argc, char **argv)
 {
-    int rank, size, errors = 0, all_errors;
+    int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -39,12 +39,11 @@ int main(int argc, char **argv)
         bytes = limit.rlim_cur / 4 * 3;
     if (bytes > (64u << 20))
         bytes = 64u << 20;
-    if (use_stack(bytes) != (int)(bytes / 4096)) {
+    int ok = use_stack(bytes) == (int)(bytes / 4096), all_ok;
+    if (!ok)
         printf("rank %d: the stack array of %zu bytes reads back wrong\n", rank, bytes);
-        errors++;
-    }
-    MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0 && all_errors == 0)
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (rank == 0 && all_ok)
         printf(" No Errors\n");
     MPI_Finalize();
     return 0;
