@@ -1,7 +1,7 @@
-/* libc_glue.o: what glibc's own getopt.o, random.o and strtok.o (taken
- * from the system's static libc.a into libstrand_libc.a, see
- * privatize/libc-state.sh) need from the rest of libc, in a form a shared
- * object can use: libc.a reaches libc's other parts through hidden
+/* libc_glue.o: what glibc's own getopt, random, strtok, localtime/gmtime
+ * and hsearch objects (taken from the system's static libc.a into
+ * libstrand_libc.a, see privatize/libc-state.sh) need from the rest of
+ * libc, in a form a shared object can use: libc.a reaches libc's other parts through hidden
  * references and a few glibc-internal functions, and getopt reads stderr
  * PC-relatively.  libc-state.sh renames each such reference NAME to
  * strand_libc_NAME (leading underscores dropped), defined here.
