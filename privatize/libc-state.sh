@@ -1,11 +1,12 @@
 #!/bin/sh
-# libc-state.sh LIBC_A GLUE_O OUTPUT [AR [OBJCOPY]]
+# libc-state.sh LIBC_A OUTPUT AR OBJCOPY GLUE_O...
 #
 # Builds libstrand_libc.a: glibc's own objects for the libc functions whose
 # state is process-wide (getopt, rand/random, the drand48 family, strtok,
-# the static results of localtime/gmtime, hsearch's table),
+# the static results of localtime/gmtime/ctime, hsearch's table),
 # taken from the system's static libc (LIBC_A, the libc.a that matches the
-# libc.so programs run with), plus GLUE_O (privatize/libc_glue.c).  mpicc
+# libc.so programs run with), plus the GLUE_O objects (privatize/libc_glue.c,
+# privatize/libc_asctime.c).  mpicc
 # links it into every program, so each rank's copy of the program has its
 # own getopt/rand/strtok state, with glibc's exact code (DESIGN §4 trap 8).
 #
@@ -15,16 +16,16 @@
 # for a shared object goes to the glue, renamed strand_libc_*.
 set -eu
 libc_a=$1
-glue=$2
-output=$3
-ar=${4:-ar}
-objcopy=${5:-objcopy}
+output=$2
+ar=$3
+objcopy=$4
+shift 4
 
 members="getopt.o getopt1.o random.o rand.o strtok.o drand48-iter.o
     drand48.o erand48.o lrand48.o nrand48.o mrand48.o jrand48.o
     srand48.o seed48.o lcong48.o
     erand48_r.o nrand48_r.o jrand48_r.o srand48_r.o seed48_r.o lcong48_r.o
-    localtime.o gmtime.o hsearch.o"
+    localtime.o gmtime.o ctime.o hsearch.o"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/strand-libc.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -65,6 +66,7 @@ done | sort -u)
 for sym in $hidden; do
     case $sym in
     strand_libc_* | __libc_drand48_data | __drand48_iterate | __random | _tmbuf | \
+        localtime | asctime | \
         __erand48_r | __nrand48_r | __jrand48_r | __srand48_r | __seed48_r | __lcong48_r) ;;
     *)
         echo "libc-state.sh: $libc_a makes a hidden reference to $sym, which a shared object cannot make (a glibc other than 2.36?)" >&2
@@ -76,6 +78,6 @@ done
 rm -f "$output.tmp"
 (cd "$work" && "$ar" rc objects.a $members)
 cp "$work/objects.a" "$output.tmp"
-"$ar" r "$output.tmp" "$glue"
+"$ar" r "$output.tmp" "$@"
 "$ar" s "$output.tmp"
 mv "$output.tmp" "$output"

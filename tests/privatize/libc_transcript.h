@@ -171,6 +171,16 @@ static void transcript_time(FILE *out, int who, void (*step)(void))
     fprintf(out, "\nlocaltime");
     print_tm(out, local);
     fprintf(out, " same buffer %d\n", local == utc);
+    /* asctime's and ctime's result is one static buffer too */
+    struct tm odd = *utc;
+    char *text = asctime(utc);
+    fprintf(out, "asctime %s", text);
+    odd.tm_wday = 9;
+    odd.tm_mon = -1;
+    odd.tm_year = 20000 + who;
+    odd.tm_mday = 123;
+    fprintf(out, "asctime odd %s", asctime(&odd));
+    fprintf(out, "ctime %s", ctime(&t));
 }
 
 /* hsearch's table is one per process in libc. */
