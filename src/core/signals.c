@@ -68,14 +68,15 @@ static struct stopped_at stopped_at(const void *context)
 }
 
 /* The rank's program thread ran off the bottom of its stack: the fault is
- * in the guard below it, or the stack pointer already is. */
+ * in the guard below it, or the stack pointer is below the stack (a frame
+ * larger than the guard moves it further; up to 1 GiB counts). */
 static bool is_stack_overflow(const struct rank *r, const siginfo_t *info, const void *context)
 {
     if (r->stack_low == NULL || !pthread_equal(r->program_thread, pthread_self()))
         return false;
     uintptr_t low = (uintptr_t)r->stack_low, addr = (uintptr_t)info->si_addr;
     uintptr_t sp = stopped_at(context).sp;
-    return (addr < low && addr >= low - r->stack_guard) || (sp < low && sp >= low - r->stack_guard);
+    return (addr < low && addr >= low - r->stack_guard) || (sp < low && low - sp <= (1u << 30));
 }
 
 static void report_overflow(const struct rank *r)
