@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "foreign.h"
+
 struct options {
     long nranks;
     const char *bind; /* "cores", "none", or NULL for the default */
@@ -43,8 +45,8 @@ static const char usage_text[] =
     "                       most the number of usable cores, else none\n"
     "  -l, --prefix-output  start every line of output with the writing rank's\n"
     "                       number, \"[r] \"; lines of different ranks never mix\n"
-    "  --stack-size BYTES   stack size of each rank thread; a k, m or g suffix\n"
-    "                       multiplies by 1024, 1024^2, 1024^3\n"
+    "  --stack-size BYTES   stack size of each rank thread (default: ulimit -s);\n"
+    "                       a k, m or g suffix multiplies by 1024, 1024^2, 1024^3\n"
     "  -usize N             MPI_UNIVERSE_SIZE (ranks the job may grow to)\n"
     "  --help, -h           show this help\n"
     "  --                   end of options (the next word is the program)\n"
@@ -379,5 +381,7 @@ int main(int argc, char **argv)
     struct options o;
     parse_options(argc, argv, &o);
     set_environment(&o);
+    if (foreign_mpi_check(o.program_argv[0], o.nranks) != 0)
+        return 1;
     return run_program(o.program_argv);
 }

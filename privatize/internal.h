@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 
 #define PRIVATIZE_INTERNAL __attribute__((visibility("hidden")))
 
@@ -42,6 +43,9 @@ struct rank_run {
 extern __thread struct rank_run *privatize_current_run PRIVATIZE_INTERNAL;
 
 /* start.c */
+/* In a child a rank created with fork(): libc's exit/_exit/abort apply. */
+extern bool privatize_forked_child PRIVATIZE_INTERNAL;
+PRIVATIZE_INTERNAL _Noreturn void privatize_forked_child_exit(int status);
 PRIVATIZE_INTERNAL _Noreturn void rank_run_end(struct rank_run *run, int status,
                                                enum rank_ending how);
 PRIVATIZE_INTERNAL void rank_run_thread_started(struct rank_run *run);

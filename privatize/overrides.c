@@ -4,7 +4,8 @@
  *
  * Outside a privatized rank (privatize_current_run == NULL: the node
  * process's own threads, or a program not started by strand_program_start)
- * each behaves exactly like libc's, which is found with dlsym(RTLD_NEXT).
+ * and in a rank's fork() child, each behaves exactly like libc's, which is
+ * found with dlsym(RTLD_NEXT) (exit in a child: see start.c).
  *
  * Calls libc makes to itself (assert -> abort, quick_exit -> _exit, thrd_exit)
  * do not come here: those still end the process. */
@@ -119,6 +120,8 @@ PRIVATIZE_EXPORT void exit(int status)
     char call[32];
     if (run == NULL)
         strand_real_exit(status);
+    if (privatize_forked_child)
+        privatize_forked_child_exit(status);
     snprintf(call, sizeof call, "exit(%d)", status);
     end_rank(run, status, RANK_RETURNED, call);
 }
@@ -127,7 +130,7 @@ PRIVATIZE_EXPORT void _exit(int status)
 {
     struct rank_run *run = privatize_current_run;
     char call[32];
-    if (run == NULL)
+    if (run == NULL || privatize_forked_child)
         privatize_real_quick_exit(status);
     snprintf(call, sizeof call, "_exit(%d)", status);
     end_rank(run, status, RANK_ENDED_QUICKLY, call);
@@ -144,7 +147,7 @@ PRIVATIZE_EXPORT void _Exit(int status)
 PRIVATIZE_EXPORT void abort(void)
 {
     struct rank_run *run = privatize_current_run;
-    if (run == NULL) {
+    if (run == NULL || privatize_forked_child) {
         LIBC(abort_function, "abort")();
         __builtin_unreachable();
     }
@@ -159,7 +162,8 @@ PRIVATIZE_EXPORT void abort(void)
 PRIVATIZE_EXPORT void pthread_exit(void *value)
 {
     struct rank_run *run = privatize_current_run;
-    if (run != NULL && run->phase == RANK_RUNNING && rank_run_is_program_thread(run)) {
+    if (run != NULL && !privatize_forked_child && run->phase == RANK_RUNNING &&
+        rank_run_is_program_thread(run)) {
         rank_run_wait_for_threads(run);
         rank_run_end(run, 0, RANK_RETURNED);
     }

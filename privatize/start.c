@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,6 +94,53 @@ static int live_threads(struct rank_run *run)
     int n = run->live_threads;
     pthread_mutex_unlock(&run->threads_lock);
     return n;
+}
+
+/* ---- fork() ------------------------------------------------------------ */
+
+/* A rank's fork() child is an ordinary process (DESIGN §4 trap 9): its
+ * _exit and abort are libc's, and its exit() ends it as a process's child
+ * would end: the atexit handlers and destructors of its program (its rank's
+ * copy, not every rank's), stdio flushed, then its status to its parent.
+ *
+ * The child has only the forking thread; a lock another rank held at the
+ * fork stays held in it for ever.  So a fork waits until no rank is loading
+ * or finishing a copy (libc's atexit list lock), and the child's standard
+ * streams stop locking (glibc does not take stream locks across fork, and
+ * cannot be made to: fflush(NULL) takes them after the stream list lock,
+ * which fork takes after its prepare handlers). */
+static pthread_mutex_t copies_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+bool privatize_forked_child;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&copies_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&copies_lock);
+}
+
+static void fork_child(void)
+{
+    __fsetlocking(stdin, FSETLOCKING_BYCALLER);
+    __fsetlocking(stdout, FSETLOCKING_BYCALLER);
+    __fsetlocking(stderr, FSETLOCKING_BYCALLER);
+    /* (a recursive mutex knows its owner by thread id, which the child's
+     * thread does not share: start afresh) */
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    copies_lock = fresh;
+    privatize_forked_child = true;
+}
+
+_Noreturn void privatize_forked_child_exit(int status)
+{
+    struct rank_run *run = privatize_current_run;
+    if (run != NULL && run->phase == RANK_RUNNING)
+        program_image_finish_copy(&run->copy);
+    fflush(NULL);
+    privatize_real_quick_exit(status);
 }
 
 /* ---- one rank ---------------------------------------------------------- */
@@ -177,10 +225,14 @@ static void end_rank(struct rank_run *run, int unload)
     if (run->ending == RANK_RETURNED && unload) {
         /* a spawned rank: nothing can still run in its copy, whose memory
          * must go for spawn/end cycles not to grow the process */
+        pthread_mutex_lock(&copies_lock);
         program_image_unload_copy(&run->copy);
+        pthread_mutex_unlock(&copies_lock);
         fflush(NULL);
     } else if (run->ending == RANK_RETURNED) {
+        pthread_mutex_lock(&copies_lock);
         program_image_finish_copy(&run->copy);
+        pthread_mutex_unlock(&copies_lock);
         fflush(NULL);
     } else {
         atomic_fetch_add(&copies_left_loaded, 1);
@@ -197,7 +249,10 @@ static int run_one_rank(void *arg)
         abort_job(1, "rank %d: out of memory before loading the program",
                   strand_current_rank() ? strand_rank_world_number(strand_current_rank()) : -1);
     privatize_current_run = run;
-    if (program_image_load_copy(program->image, &run->copy, err, sizeof err) != 0)
+    pthread_mutex_lock(&copies_lock);
+    int loaded = program_image_load_copy(program->image, &run->copy, err, sizeof err);
+    pthread_mutex_unlock(&copies_lock);
+    if (loaded != 0)
         abort_job(1, "rank %d: cannot load its copy of the program: %s", world_number(run), err);
     if (!program->spawned)
         strand_rank_loaded();
@@ -317,6 +372,7 @@ void strand_program_start(int argc, char **argv, void (*rtld_fini)(void))
      * the destructors of all libraries at exit */
     if (rtld_fini != NULL)
         atexit(rtld_fini);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     program.argc = argc;
     program.argv = argv;
     if (program_image_open("/proc/self/exe", &program.image, err, sizeof err) != 0) {

@@ -46,6 +46,13 @@ struct rank {
     struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
     struct strand_comm *comm_self;
+    /* its program thread's stack (from the node, so a crash report can
+     * tell an overflow): usable bytes from stack_low up, an inaccessible
+     * guard of stack_guard bytes below, the signal stack above */
+    char *stack_low;
+    size_t stack_size, stack_guard;
+    void *alt_stack;
+    size_t alt_stack_size;
 };
 
 struct node_config {
@@ -66,7 +73,17 @@ struct node {
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
     atomic_int ranks_total;         /* initial and spawned ranks alive */
+    /* In a child a rank (or a node thread: -1) created with fork(): an
+     * ordinary process, which cannot use MPI.  -2 in the node process. */
+    int forked_by_rank;
 };
+
+/* signals.c: crash and stack overflow reports naming the rank */
+void signals_install(void);
+void signals_rank_thread_start(const struct rank *r);
+
+/* Why a thread without a rank cannot call MPI (error_check_initialized, MPI_Init). */
+const char *node_no_rank_reason(void);
 
 extern struct node strand_node;
 

@@ -252,9 +252,9 @@ int error_check_initialized(const char *where)
     struct rank *r = strand_self;
     if (STRAND_LIKELY(r != NULL && r->mpi_state == RANK_MPI_INITIALIZED))
         return MPI_SUCCESS;
-    const char *why = r == NULL || r->mpi_state == RANK_MPI_NOT_STARTED
-                          ? "MPI is not initialized (call MPI_Init first)"
-                          : "MPI has already been finalized";
+    const char *why = r == NULL                           ? node_no_rank_reason()
+                      : r->mpi_state == RANK_MPI_NOT_STARTED ? "MPI is not initialized (call MPI_Init first)"
+                                                             : "MPI has already been finalized";
     error_fatal(where, MPI_ERR_OTHER, why);
 }
 

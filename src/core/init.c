@@ -15,7 +15,9 @@ static int init_rank(const char *where, int required, int *provided)
     if (strand_self == NULL) {
         int rc = node_start_singleton();
         if (rc != MPI_SUCCESS)
-            error_fatal(where, rc, "cannot start a singleton MPI job");
+            error_fatal(where, rc,
+                        strand_node.forked_by_rank != -2 ? node_no_rank_reason()
+                                                         : "cannot start a singleton MPI job");
     }
     struct rank *r = strand_self;
     if (r->mpi_state != RANK_MPI_NOT_STARTED)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,11 +16,14 @@
 #include "../pt2pt/pt2pt.h"
 #include "core.h"
 
-struct node strand_node;
+struct node strand_node = { .forked_by_rank = -2 };
 __thread struct rank *strand_self __attribute__((tls_model("initial-exec")));
 
 enum {
-    DEFAULT_STACK_SIZE = 4 << 20,
+    UNLIMITED_STACK_SIZE = 8 << 20, /* the stack of a rank when ulimit -s is unlimited */
+    MIN_STACK_SIZE = 64 << 10,
+    STACK_GUARD = 1 << 20,          /* catches frames up to this size running off a stack */
+    ALT_STACK_SIZE = 64 << 10,      /* for the crash report (signals.c) */
     DEFAULT_EAGER_LIMIT = 16 << 10,
     SPINS_DEDICATED = 4000,     /* a core each: spin a few microseconds */
     SPINS_OVERSUBSCRIBED = 1,   /* sharing cores: the awaited rank is not running; poll once */
@@ -59,12 +63,22 @@ static long env_long(const char *name, long fallback, long min)
     return value;
 }
 
+/* A rank's stack is as large as a process's main stack may grow: ulimit -s.
+ * Only the pages a rank touches cost memory. */
+static size_t default_stack_size(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return UNLIMITED_STACK_SIZE;
+    return limit.rlim_cur < MIN_STACK_SIZE ? MIN_STACK_SIZE : (size_t)limit.rlim_cur;
+}
+
 static void config_from_environment(struct node_config *cfg)
 {
     cfg->nranks = (int)env_long("STRAND_NRANKS", 1, 1);
     const char *bind = getenv("STRAND_BIND");
     cfg->bind_cores = bind != NULL && strcmp(bind, "cores") == 0;
-    cfg->stack_size = (size_t)env_long("STRAND_STACK_SIZE", DEFAULT_STACK_SIZE, 64 << 10);
+    cfg->stack_size = (size_t)env_long("STRAND_STACK_SIZE", (long)default_stack_size(), MIN_STACK_SIZE);
     cfg->universe_size = (int)env_long("STRAND_UNIVERSE_SIZE", cfg->nranks, 1);
     cfg->eager_limit = (size_t)env_long("STRAND_EAGER_LIMIT", DEFAULT_EAGER_LIMIT, 0);
 }
@@ -81,9 +95,32 @@ static int spin_limit_for(int nranks, int ncores)
     return nranks <= ncores ? SPINS_DEDICATED : SPINS_OVERSUBSCRIBED;
 }
 
+/* A child that a rank creates with fork() is an ordinary process (DESIGN
+ * §4 trap 9): its thread is no rank's any more, so that MPI calls fail
+ * clearly instead of waiting for ranks that the child does not have. */
+static void node_forked_child(void)
+{
+    strand_node.forked_by_rank = strand_self != NULL ? strand_self->world_rank : -1;
+    strand_self = NULL;
+}
+
+const char *node_no_rank_reason(void)
+{
+    static char reason[160];
+    if (strand_node.forked_by_rank == -2)
+        return "MPI is not initialized (call MPI_Init first)";
+    snprintf(reason, sizeof reason,
+             "this process was created with fork() by %s %d; a forked child is an ordinary "
+             "process and cannot use MPI",
+             strand_node.forked_by_rank >= 0 ? "rank" : "the node process of",
+             strand_node.forked_by_rank >= 0 ? strand_node.forked_by_rank : (int)getppid());
+    return reason;
+}
+
 static int node_setup(void)
 {
     struct node *n = &strand_node;
+    pthread_atfork(NULL, NULL, node_forked_child);
     n->ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (n->ncores < 1)
         n->ncores = 1;
@@ -218,6 +255,7 @@ int rank_thread_run(struct rank *r, int (*rank_main)(void *arg), void *arg)
 {
     strand_self = r;
     r->program_thread = pthread_self();
+    signals_rank_thread_start(r);
     r->exit_status = rank_main(arg);
     atomic_store(&r->thread_ended, true);
     if (r->mpi_state == RANK_MPI_INITIALIZED) {
@@ -242,20 +280,28 @@ static void *rank_thread_main(void *argp)
 
 /* Rank stacks are the node's, not glibc's: glibc unmaps a joined thread's
  * stack (beyond a small cache), one TLB shoot-down per rank as a job ends
- * (a tenth of a 1024-rank hello's time); these go with the process.  A
- * guard page below each, as glibc would place. */
-static void *rank_stack_create(size_t size)
+ * (a tenth of a 1024-rank hello's time); these go with the process.
+ * One mapping per rank, from low to high addresses: an inaccessible guard
+ * (larger than glibc's page, so that a large frame still lands in it), the
+ * stack, then the signal stack for crash reports (next to the stack, with
+ * the same protection: one kernel memory area, as before it was added). */
+static int rank_stack_create(struct rank *r, size_t size)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    char *p = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+    size_t total = STACK_GUARD + size + ALT_STACK_SIZE;
+    char *p = mmap(NULL, total, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED)
-        return NULL;
-    if (mprotect(p, page, PROT_NONE) != 0) {
-        munmap(p, size + page);
-        return NULL;
+        return -1;
+    if (mprotect(p, STACK_GUARD, PROT_NONE) != 0) {
+        munmap(p, total);
+        return -1;
     }
-    return p + page;
+    r->stack_guard = STACK_GUARD;
+    r->stack_low = p + STACK_GUARD;
+    r->stack_size = size;
+    r->alt_stack = p + STACK_GUARD + size;
+    r->alt_stack_size = ALT_STACK_SIZE;
+    return 0;
 }
 
 static _Noreturn void rank_thread_failed(int rank, int nranks, int error)
@@ -284,15 +330,15 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
         strand_job_abort(1, "Strand MPI: out of memory while starting the ranks\n");
     size_t stack_size = node_rank_stack_size();
     launch_confine(n);
+    signals_install();
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     atomic_store(&n->ranks_running, nranks);
     for (int i = 0; i < nranks; i++) {
         starts[i] = (struct rank_start){ n->ranks[i], rank_main, arg };
-        void *stack = rank_stack_create(stack_size);
-        if (stack == NULL)
+        if (rank_stack_create(n->ranks[i], stack_size) != 0)
             rank_thread_failed(i, nranks, errno);
-        pthread_attr_setstack(&attr, stack, stack_size);
+        pthread_attr_setstack(&attr, n->ranks[i]->stack_low, stack_size);
         int rc = pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
         if (rc != 0)
             rank_thread_failed(i, nranks, rc);
@@ -315,6 +361,8 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
 int node_start_singleton(void)
 {
     struct node *n = &strand_node;
+    if (n->forked_by_rank != -2)
+        return MPI_ERR_OTHER;
     config_from_environment(&n->config);
     if (n->config.nranks > 1)
         strand_job_abort(1,
