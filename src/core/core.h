@@ -42,7 +42,10 @@ struct rank {
     pthread_t program_thread;
     int exit_status;
     atomic_bool thread_ended;       /* its program thread returned from the rank's main */
-    struct rank_waiter waiter;
+    /* What a sender touches, in one cache line: the waiter (rank_wake reads
+     * `sleepers` after delivering) and the mailbox's lock, queue ends and
+     * envelope lists (pt2pt_state.h); the request pool starts the next. */
+    _Alignas(64) struct rank_waiter waiter;
     struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
     struct strand_comm *comm_self;
@@ -54,6 +57,10 @@ struct rank {
     void *alt_stack;
     size_t alt_stack_size;
 };
+
+_Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
+                       offsetof(struct rank, waiter) <= 64,
+               "the waiter and the mailbox's lock, queues and envelope lists share one cache line");
 
 struct node_config {
     int nranks;

@@ -152,9 +152,10 @@ size_t node_rank_stack_size(void)
 
 struct rank *rank_create(struct world *w, int world_rank)
 {
-    struct rank *r = calloc(1, sizeof *r);
+    struct rank *r = aligned_alloc(_Alignof(struct rank), sizeof *r);
     if (r == NULL)
         return NULL;
+    memset(r, 0, sizeof *r);
     r->world = w;
     r->world_rank = world_rank;
     r->mpi_state = RANK_MPI_NOT_STARTED;

@@ -15,10 +15,10 @@ struct strand_request;
  * appends to the unexpected queue while holding the lock. */
 struct mailbox {
     struct lite_lock lock;
+    int probers;                              /* threads blocked in MPI_Probe: wake on arrival */
     struct strand_request *posted_head, *posted_tail;
     struct envelope *unexpected_head, *unexpected_tail;
     struct envelope *free_envelopes;          /* under lock */
-    int probers;                              /* threads blocked in MPI_Probe: wake on arrival */
     struct atomic_stack returned_envelopes;   /* consumed envelopes, given back lock-free */
 };
 
