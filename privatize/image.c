@@ -587,8 +587,40 @@ static int slim_copy(const struct program_image *img, uintptr_t base, int fd, ch
     return 0;
 }
 
-static int open_copy(struct program_image *img, const char *name, struct program_copy *out,
-                     char *err, size_t errlen)
+/* Who reads the copies' files besides ld.so.  gdb reads a copy's symbols,
+ * and later its line tables, from the file dlopen named, when the loader
+ * reports the copy (before open_copy can rename it); valgrind reads them
+ * when the copy is mapped, from the file name behind the descriptor (a
+ * memfd's cannot be opened).  Both lose what they read if the read-only
+ * pages are re-mapped afterwards (gdb its breakpoints too).  So under gdb
+ * each copy's memfd keeps the whole program and stays open until the
+ * process exits, under valgrind the copy is a real file in $TMPDIR, removed
+ * once loaded; neither is slimmed: a program-sized copy (and under gdb a
+ * descriptor) per rank, only while debugging.  A debugger that attaches
+ * later reads the renamed copies from the program file itself. */
+enum copy_reader { READ_BY_LOADER, READ_BY_DEBUGGER, READ_BY_VALGRIND };
+
+static enum copy_reader copy_reader(void)
+{
+    char buf[4096];
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        return READ_BY_VALGRIND;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return READ_BY_LOADER;
+    buf[n] = '\0';
+    const char *tracer = strstr(buf, "TracerPid:");
+    return tracer != NULL && strtol(tracer + strlen("TracerPid:"), NULL, 10) != 0
+               ? READ_BY_DEBUGGER
+               : READ_BY_LOADER;
+}
+
+static int open_copy(struct program_image *img, const char *name, enum copy_reader reader,
+                     struct program_copy *out, char *err, size_t errlen)
 {
     struct link_map *lm = NULL;
     void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -622,45 +654,16 @@ static int open_copy(struct program_image *img, const char *name, struct program
     /* The loader's name for the copy is a closed fd; dladdr, backtraces and
      * a debugger that attaches later should see the program instead.  The
      * name dlopen matched stays in the loader's private alias list, so
-     * dlopen still tells copies apart.  dlclose frees l_name. */
-    char *program_name = strdup(img->path);
+     * dlopen still tells copies apart.  dlclose frees l_name.  Not under
+     * gdb: it reads the copy from its memfd, which stays open, and would
+     * take a renamed copy for another object at the same place (with its
+     * breakpoints set twice). */
+    char *program_name = reader == READ_BY_DEBUGGER ? NULL : strdup(img->path);
     if (program_name != NULL) {
         out->loader_name = lm->l_name;
         lm->l_name = program_name;
     }
     return 0;
-}
-
-/* Who reads the copies' files besides ld.so.  gdb reads a copy's symbols,
- * and later its line tables, from the file dlopen named, when the loader
- * reports the copy (before open_copy can rename it); valgrind reads them
- * when the copy is mapped, from the file name behind the descriptor (a
- * memfd's cannot be opened).  Both lose what they read if the read-only
- * pages are re-mapped afterwards (gdb its breakpoints too).  So under gdb
- * each copy's memfd keeps the whole program and stays open until the
- * process exits, under valgrind the copy is a real file in $TMPDIR, removed
- * once loaded; neither is slimmed: a program-sized copy (and under gdb a
- * descriptor) per rank, only while debugging.  A debugger that attaches
- * later reads the renamed copies from the program file itself. */
-enum copy_reader { READ_BY_LOADER, READ_BY_DEBUGGER, READ_BY_VALGRIND };
-
-static enum copy_reader copy_reader(void)
-{
-    char buf[4096];
-    const char *preload = getenv("LD_PRELOAD");
-    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
-        return READ_BY_VALGRIND;
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return READ_BY_LOADER;
-    buf[n] = '\0';
-    const char *tracer = strstr(buf, "TracerPid:");
-    return tracer != NULL && strtol(tracer + strlen("TracerPid:"), NULL, 10) != 0
-               ? READ_BY_DEBUGGER
-               : READ_BY_LOADER;
 }
 
 /* A memfd, or for valgrind a named file (its name left in file_name). */
@@ -691,7 +694,7 @@ static int load_copy_in_slot(struct program_image *img, struct program_copy *out
     if (rc == 0) {
         copy_path(name, sizeof name, atomic_fetch_add(&copy_serial, 1) + 1, fd);
         /* the fd stays open until dlopen has mapped it (trap 1) */
-        rc = open_copy(img, name, out, err, errlen);
+        rc = open_copy(img, name, reader, out, err, errlen);
     }
     if (file_name[0] != '\0')
         unlink(file_name);
