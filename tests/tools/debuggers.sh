@@ -10,6 +10,8 @@ cat >dbg.c <<'SRC'
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static volatile double sink;
 
@@ -17,7 +19,7 @@ __attribute__((noinline)) int compute_in_rank(int rank)
 {
     int *scratch = malloc(4 * sizeof *scratch);
     int result = rank * 10;
-    if (getenv("DBG_UNINIT") != NULL && scratch[rank % 4] == 12345) /* line 11 */
+    if (getenv("DBG_UNINIT") != NULL && scratch[rank % 4] == 12345) /* line 13 */
         result++;
     free(scratch);
     return result;
@@ -31,6 +33,12 @@ __attribute__((noinline)) void spin_in_rank(long n)
     sink = s;
 }
 
+__attribute__((noinline)) void wait_in_rank(const char *file)
+{
+    while (access(file, F_OK) != 0)
+        usleep(10000);
+}
+
 int main(int argc, char **argv)
 {
     int rank;
@@ -38,7 +46,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (compute_in_rank(rank) != rank * 10)
         printf("wrong\n");
-    if (argc > 1)
+    if (argc > 2 && strcmp(argv[1], "wait") == 0)
+        wait_in_rank(argv[2]);
+    else if (argc > 1)
         spin_in_rank(atol(argv[1]));
     MPI_Finalize();
     return 0;
@@ -58,6 +68,18 @@ if command -v gdb >/dev/null; then
     expect_in gdb.log '#0 +compute_in_rank \(rank=1\) at dbg.c:[0-9]+' "gdb: rank 1 backtrace"
     expect_in gdb.log '#1 +0x[0-9a-f]+ in main \(.*\) at dbg.c:[0-9]+' "gdb: main's frame"
     expect_in gdb.log '"rank 1" ' "gdb: info threads names the rank threads"
+
+    # gdb -p: attach to a running 2-rank job, a backtrace of every rank.
+    STRAND_NRANKS=2 ./dbg wait release >attach-run.log 2>&1 &
+    job=$!
+    sleep 1
+    timeout 120 gdb -batch -nx -p "$job" -ex 'thread apply all bt' >attach.log 2>&1
+    touch release
+    wait "$job" || fail "the job gdb attached to failed"
+    for r in 0 1; do
+        grep -A12 "\"rank $r\"" attach.log | grep -Eq 'wait_in_rank \(file=.*\) at dbg.c:[0-9]+' ||
+            { fail "gdb -p: no wait_in_rank at dbg.c:N in rank $r"; sed 's/^/  | /' attach.log | head -60; }
+    done
 else
     echo "gdb not installed: gdb checks skipped (apt-get install gdb)"
 fi
@@ -66,8 +88,8 @@ if command -v valgrind >/dev/null; then
     ran=1
     DBG_UNINIT=1 timeout 300 "$mpiexec" -n 2 valgrind -q ./dbg >valgrind.log 2>&1
     expect_in valgrind.log 'Thread [0-9]+ rank [01]:' "valgrind: the error names its rank"
-    expect_in valgrind.log 'compute_in_rank \(dbg.c:11\)' "valgrind: the program's file:line"
-    [ "$(grep -c 'compute_in_rank (dbg.c:11)' valgrind.log)" -ge 2 ] ||
+    expect_in valgrind.log 'compute_in_rank \(dbg.c:13\)' "valgrind: the program's file:line"
+    [ "$(grep -c 'compute_in_rank (dbg.c:13)' valgrind.log)" -ge 2 ] ||
         fail "valgrind: the error is not reported in both ranks"
 else
     echo "valgrind not installed: valgrind checks skipped (apt-get install valgrind)"
