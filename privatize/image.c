@@ -56,6 +56,9 @@
 /* glibc's ld.so reads this many bytes of a file's head in one go. */
 #define LOADER_HEAD_BYTES 832
 
+/* Who reads the copies' files besides ld.so (see copy_reader). */
+enum copy_reader { READ_BY_LOADER, READ_BY_DEBUGGER, READ_BY_VALGRIND };
+
 struct program_image {
     char *path;
     int master_fd;
@@ -70,6 +73,7 @@ struct program_image {
     int unique_symbols;   /* STB_GNU_UNIQUE definitions */
     int text_relocations; /* DT_TEXTREL: ld.so writes into "read-only" pages */
     int pagemap_fd;       /* /proc/self/pagemap, or -1 */
+    enum copy_reader reader; /* decided once, when the job starts */
     sem_t load_slots;     /* copies being loaded at once (see program_image_load_copy) */
     atomic_ulong copies_started;
 };
@@ -308,6 +312,38 @@ static char *display_name(const char *path)
     return strdup(path);
 }
 
+/* Who reads the copies' files besides ld.so.  gdb reads a copy's symbols,
+ * and later its line tables, from the file dlopen named, when the loader
+ * reports the copy (before open_copy can rename it); valgrind reads them
+ * when the copy is mapped, from the file name behind the descriptor (a
+ * memfd's cannot be opened).  Both lose what they read if the read-only
+ * pages are re-mapped afterwards (gdb its breakpoints too).  So under gdb
+ * each copy's memfd keeps the whole program and stays open until the
+ * process exits, under valgrind the copy is a real file in $TMPDIR, removed
+ * once loaded; neither is slimmed: a program-sized copy (and under gdb a
+ * descriptor) per rank, only while debugging.  A debugger that attaches
+ * later reads the renamed copies from the program file itself.  Decided
+ * when the job starts (program_image_open). */
+
+static enum copy_reader copy_reader(void)
+{
+    char buf[4096];
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        return READ_BY_VALGRIND;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return READ_BY_LOADER;
+    buf[n] = '\0';
+    const char *tracer = strstr(buf, "TracerPid:");
+    return tracer != NULL && strtol(tracer + strlen("TracerPid:"), NULL, 10) != 0
+               ? READ_BY_DEBUGGER
+               : READ_BY_LOADER;
+}
+
 int program_image_open(const char *path, struct program_image **out, char *err, size_t errlen)
 {
     struct program_image *img = calloc(1, sizeof *img);
@@ -327,6 +363,7 @@ int program_image_open(const char *path, struct program_image **out, char *err, 
         return -1;
     }
     find_unique_symbols(img);
+    img->reader = copy_reader();
     *out = img;
     return 0;
 }
@@ -587,38 +624,6 @@ static int slim_copy(const struct program_image *img, uintptr_t base, int fd, ch
     return 0;
 }
 
-/* Who reads the copies' files besides ld.so.  gdb reads a copy's symbols,
- * and later its line tables, from the file dlopen named, when the loader
- * reports the copy (before open_copy can rename it); valgrind reads them
- * when the copy is mapped, from the file name behind the descriptor (a
- * memfd's cannot be opened).  Both lose what they read if the read-only
- * pages are re-mapped afterwards (gdb its breakpoints too).  So under gdb
- * each copy's memfd keeps the whole program and stays open until the
- * process exits, under valgrind the copy is a real file in $TMPDIR, removed
- * once loaded; neither is slimmed: a program-sized copy (and under gdb a
- * descriptor) per rank, only while debugging.  A debugger that attaches
- * later reads the renamed copies from the program file itself. */
-enum copy_reader { READ_BY_LOADER, READ_BY_DEBUGGER, READ_BY_VALGRIND };
-
-static enum copy_reader copy_reader(void)
-{
-    char buf[4096];
-    const char *preload = getenv("LD_PRELOAD");
-    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
-        return READ_BY_VALGRIND;
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return READ_BY_LOADER;
-    buf[n] = '\0';
-    const char *tracer = strstr(buf, "TracerPid:");
-    return tracer != NULL && strtol(tracer + strlen("TracerPid:"), NULL, 10) != 0
-               ? READ_BY_DEBUGGER
-               : READ_BY_LOADER;
-}
-
 static int open_copy(struct program_image *img, const char *name, enum copy_reader reader,
                      struct program_copy *out, char *err, size_t errlen)
 {
@@ -682,7 +687,7 @@ static int load_copy_in_slot(struct program_image *img, struct program_copy *out
 {
     char name[256], file_name[4096];
     struct stat st;
-    enum copy_reader reader = copy_reader();
+    enum copy_reader reader = img->reader;
     if (check_copy_allowed(img, err, errlen) != 0)
         return -1;
     int fd = create_copy_file(reader, file_name, sizeof file_name);
