@@ -400,7 +400,7 @@ static int check_copy_allowed(struct program_image *img, char *err, size_t errle
     if (img->unique_symbols)
         return fail(err, errlen,
                     "%s defines STB_GNU_UNIQUE symbols (C++ inline or template statics), "
-                    "which glibc would share between all ranks; rebuild with mpicc, or add "
+                    "which glibc would share between all ranks; rebuild with mpicxx, or add "
                     "-fno-gnu-unique when compiling",
                     img->path);
     return 0;
