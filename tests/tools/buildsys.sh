@@ -5,16 +5,7 @@
 cp "$srcdir/tests/tools/cmake/ring.c" "$srcdir/tests/tools/cmake/ring.cpp" .
 
 # pkg-config: the build tree's mpi.pc.
-if command -v pkg-config >/dev/null; then
-    flags=$(PKG_CONFIG_PATH="$builddir/launcher" pkg-config --cflags --libs mpi) ||
-        fail "pkg-config finds no mpi"
-    # shellcheck disable=SC2086
-    cc -o ring_pc ring.c $flags || fail "cc \$(pkg-config --cflags --libs mpi)"
-    "$mpiexec" -n 4 ./ring_pc >pc.log 2>&1
-    expect_in pc.log "^ No Errors$" "pkg-config-built program at 4 ranks"
-else
-    echo "pkg-config not installed: pkg-config check skipped"
-fi
+check_pkg_config "$builddir/launcher" "$mpiexec"
 
 # Autotools: what AC_PROG_CC and AX_MPI do with CC=mpicc: compile, link and
 # run a test program, and link MPI_Init.

@@ -12,14 +12,7 @@ for prog in ring_c ring_cxx; do
     "$prefix/bin/mpiexec" -n 4 "./$prog" >"$prog.log" 2>&1
     expect_in "$prog.log" "^ No Errors$" "$prog built by the installed wrapper"
 done
-if command -v pkg-config >/dev/null; then
-    flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mpi) ||
-        fail "pkg-config finds no installed mpi.pc"
-    # shellcheck disable=SC2086
-    cc -o ring_pc ring.c $flags || fail "cc with the installed mpi.pc"
-    "$prefix/bin/mpiexec" -n 4 ./ring_pc >pc.log 2>&1
-    expect_in pc.log "^ No Errors$" "program built with the installed mpi.pc"
-fi
+check_pkg_config "$prefix/lib/pkgconfig" "$prefix/bin/mpiexec"
 if command -v cmake >/dev/null; then
     cmake -DMPI_HOME="$prefix" -S "$srcdir/tests/tools/cmake" -B build >cmake.log 2>&1 ||
         { fail "cmake -DMPI_HOME"; tail -20 cmake.log; }

@@ -26,6 +26,21 @@ expect_in() {
     grep -Eq -- "$2" "$1" || { fail "$3: /$2/ not in $1:"; sed 's/^/  | /' "$1" | head -40; }
 }
 
+# check_pkg_config DIR MPIEXEC: build ring.c with `pkg-config --cflags --libs
+# mpi` from the mpi.pc in DIR and run it at 4 ranks.
+check_pkg_config() {
+    if ! command -v pkg-config >/dev/null; then
+        echo "pkg-config not installed: pkg-config check skipped"
+        return
+    fi
+    local flags
+    flags=$(PKG_CONFIG_PATH="$1" pkg-config --cflags --libs mpi) || fail "pkg-config finds no mpi in $1"
+    # shellcheck disable=SC2086
+    cc -o ring_pc ring.c $flags || fail "cc \$(pkg-config --cflags --libs mpi) with $1/mpi.pc"
+    "$2" -n 4 ./ring_pc >pc.log 2>&1
+    expect_in pc.log "^ No Errors$" "program built with $1/mpi.pc at 4 ranks"
+}
+
 finish() {
     [ "$errors" -eq 0 ] && echo "all checks passed" && exit 0
     echo "$errors checks failed"
