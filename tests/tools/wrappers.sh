@@ -58,6 +58,17 @@ expect_in nolibm.log "undefined reference to .cbrt" "link error without -lm"
 "$mpicc" -o cxx cxx.cpp >cxx.log 2>&1 && fail "C++ linked by mpicc without its runtime"
 expect_in cxx.log "undefined reference" "link error for C++ through mpicc"
 "$mpicxx" -o cxx cxx.cpp >cxx2.log 2>&1 || fail "mpicxx could not link a C++ program"
+grep -q UNIQUE cxx2.log && fail "mpicxx warned about unique symbols it should have avoided"
+
+# Objects compiled without the wrapper's -fno-gnu-unique: a warning at link
+# time, and a clear refusal when a second rank starts.
+printf '#include <mpi.h>\ninline int &count() { static int c; return c; }\nint main(int c, char **v) { MPI_Init(&c, &v); count()++; MPI_Finalize(); return 0; }\n' >unique.cpp
+if g++ -fPIC -I"$srcdir/include" -c unique.cpp -o unique.o 2>/dev/null; then
+    "$mpicxx" -o unique unique.o >unique.log 2>&1 || fail "mpicxx could not link unique.o"
+    expect_in unique.log "STB_GNU_UNIQUE.*compile its objects with mpicxx" "link-time warning for STB_GNU_UNIQUE"
+    "$mpiexec" -n 2 ./unique >unique-run.log 2>&1 && fail "a program with unique symbols ran 2 ranks"
+    expect_in unique-run.log "STB_GNU_UNIQUE.*-fno-gnu-unique" "run-time refusal of STB_GNU_UNIQUE"
+fi
 
 # -show: one compiler line, every flag once; then the DT_DEBUG step.
 "$mpicc" -show -o app main.c twice.c >show.log || fail "mpicc -show failed"
