@@ -1,7 +1,7 @@
 /* Copy-engine throughput: dt_copy for the layouts of bench/datatype.c (1 MiB
  * of doubles as a stride-2 vector; an array of structs with a gap) against
  * memcpy of the same number of bytes. Links libstrand statically:
- *   cc -O2 -Iinclude -Isrc bench/datatype_copy.c .libs/libstrand.a -lurcu -lhwloc -ljemalloc -ldl -pthread
+ *   cc -O2 -Iinclude -Isrc bench/datatype_copy.c .libs/libstrand.a -lurcu -lhwloc -ldl -pthread
  * Prints GB/s of data moved (bytes of the type signature per second). */
 #include <stddef.h>
 #include <stdio.h>

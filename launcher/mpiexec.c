@@ -48,6 +48,7 @@ static const char usage_text[] =
     "  --stack-size BYTES   stack size of each rank thread (default: ulimit -s);\n"
     "                       a k, m or g suffix multiplies by 1024, 1024^2, 1024^3\n"
     "  -usize N             MPI_UNIVERSE_SIZE (ranks the job may grow to)\n"
+    "  --version            show Strand's version\n"
     "  --help, -h           show this help\n"
     "  --                   end of options (the next word is the program)\n"
     "\n"
@@ -149,6 +150,9 @@ static void parse_options(int argc, char **argv, struct options *o)
             break;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage_text, stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("mpiexec (Strand MPI) %s\n", VERSION);
             exit(0);
         } else if (is_option(a, "-n") || is_option(a, "-np")) {
             o->nranks = parse_count(a[2] == 'p' ? "-np" : "-n",

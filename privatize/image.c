@@ -1,7 +1,6 @@
 /* Per-rank program copies: DESIGN §4.
  *
- * program_image_open reads the program once into a sealed memfd (the master)
- * and checks it.  program_image_load_copy writes the bytes the dynamic loader
+ * program_image_open opens the program file (the master) and checks it.  program_image_load_copy writes the bytes the dynamic loader
  * needs into a fresh memfd, dlopens it through /proc/self/fd, then
  *   - re-maps the copy's read-only segments (headers, text, rodata) from the
  *     master, so every copy shares those pages;
@@ -9,6 +8,7 @@
  *     file (pages the relocations did not write are copied on write, or for
  *     read-only RELRO pages, mapped from the master too);
  *   - punches the whole memfd empty and closes it.
+ * Under gdb or valgrind, none of this (see copy_reader).
  * What stays per copy: the writable pages and the loader's bookkeeping. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -56,6 +56,9 @@
 /* glibc's ld.so reads this many bytes of a file's head in one go. */
 #define LOADER_HEAD_BYTES 832
 
+/* Who reads the copies' files besides ld.so (see copy_reader). */
+enum copy_reader { READ_BY_LOADER, READ_BY_DEBUGGER, READ_BY_VALGRIND };
+
 struct program_image {
     char *path;
     int master_fd;
@@ -70,6 +73,7 @@ struct program_image {
     int unique_symbols;   /* STB_GNU_UNIQUE definitions */
     int text_relocations; /* DT_TEXTREL: ld.so writes into "read-only" pages */
     int pagemap_fd;       /* /proc/self/pagemap, or -1 */
+    enum copy_reader reader; /* decided once, when the job starts */
     sem_t load_slots;     /* copies being loaded at once (see program_image_load_copy) */
     atomic_ulong copies_started;
 };
@@ -155,52 +159,27 @@ static int fail_with_map_note(char *err, size_t errlen, const char *what)
 
 /* ---- reading and checking the program --------------------------------- */
 
-static int copy_file_into(int from, int to, const char *path, char *err, size_t errlen)
+/* The master is the program's own file, opened once: every copy's read-only
+ * pages are mapped from it, so /proc/PID/maps, perf and valgrind name the
+ * program (and read its symbols and line tables from it) instead of an
+ * anonymous memfd.  The kernel refuses writes to a running executable
+ * (ETXTBSY) and linkers write a new file instead of rewriting the old one,
+ * so these pages do not change under a running job; a program rewritten
+ * in place (cat > app) would. */
+static int open_master(struct program_image *img, const char *path, char *err, size_t errlen)
 {
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(from, buf, sizeof buf)) > 0) {
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = write(to, buf + done, (size_t)(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return fail(err, errlen, "cannot copy %s into memory: %s", path,
-                            strerror(errno));
-            done += w;
-        }
-    }
-    if (n < 0)
-        return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
-    return 0;
-}
-
-/* Reads path into a sealed memfd: later changes to the file on disk (a
- * rebuild while the job runs) cannot reach the shared code pages. */
-static int read_master(struct program_image *img, const char *path, char *err, size_t errlen)
-{
-    int src = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (src < 0)
+    img->master_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (img->master_fd < 0)
         return fail(err, errlen, "cannot open %s: %s", img->path, strerror(errno));
-    img->master_fd = memfd_create("strand-master", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (img->master_fd < 0) {
-        close(src);
-        return fail(err, errlen, "memfd_create failed: %s", strerror(errno));
-    }
-    int rc = copy_file_into(src, img->master_fd, img->path, err, errlen);
-    close(src);
-    if (rc != 0)
-        return rc;
     if (fstat(img->master_fd, &st) != 0)
-        return fail(err, errlen, "fstat of the master copy failed: %s", strerror(errno));
+        return fail(err, errlen, "cannot stat %s: %s", img->path, strerror(errno));
     img->size = (size_t)st.st_size;
     if (img->size < sizeof(ElfW(Ehdr)))
         return fail(err, errlen, "%s is not an ELF file (too short)", img->path);
-    fcntl(img->master_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-    void *map = mmap(NULL, img->size, PROT_READ, MAP_SHARED, img->master_fd, 0);
+    void *map = mmap(NULL, img->size, PROT_READ, MAP_PRIVATE, img->master_fd, 0);
     if (map == MAP_FAILED)
-        return fail_with_map_note(err, errlen, "cannot map the master copy of the program");
+        return fail_with_map_note(err, errlen, "cannot map the program");
     img->bytes = map;
     return 0;
 }
@@ -333,6 +312,38 @@ static char *display_name(const char *path)
     return strdup(path);
 }
 
+/* Who reads the copies' files besides ld.so.  gdb reads a copy's symbols,
+ * and later its line tables, from the file dlopen named, when the loader
+ * reports the copy (before open_copy can rename it); valgrind reads them
+ * when the copy is mapped, from the file name behind the descriptor (a
+ * memfd's cannot be opened).  Both lose what they read if the read-only
+ * pages are re-mapped afterwards (gdb its breakpoints too).  So under gdb
+ * each copy's memfd keeps the whole program and stays open until the
+ * process exits, under valgrind the copy is a real file in $TMPDIR, removed
+ * once loaded; neither is slimmed: a program-sized copy (and under gdb a
+ * descriptor) per rank, only while debugging.  A debugger that attaches
+ * later reads the renamed copies from the program file itself.  Decided
+ * when the job starts (program_image_open). */
+
+static enum copy_reader copy_reader(void)
+{
+    char buf[4096];
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        return READ_BY_VALGRIND;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return READ_BY_LOADER;
+    buf[n] = '\0';
+    const char *tracer = strstr(buf, "TracerPid:");
+    return tracer != NULL && strtol(tracer + strlen("TracerPid:"), NULL, 10) != 0
+               ? READ_BY_DEBUGGER
+               : READ_BY_LOADER;
+}
+
 int program_image_open(const char *path, struct program_image **out, char *err, size_t errlen)
 {
     struct program_image *img = calloc(1, sizeof *img);
@@ -344,7 +355,7 @@ int program_image_open(const char *path, struct program_image **out, char *err, 
     img->path = display_name(path);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     sem_init(&img->load_slots, 0, cpus < 2 ? 2 : cpus > 8 ? 8 : (unsigned)cpus);
-    if (img->path == NULL || read_master(img, path, err, errlen) != 0 ||
+    if (img->path == NULL || open_master(img, path, err, errlen) != 0 ||
         check_elf_header(img, err, errlen) != 0 || check_segments(img, err, errlen) != 0) {
         if (img->path == NULL)
             fail(err, errlen, "out of memory");
@@ -352,6 +363,7 @@ int program_image_open(const char *path, struct program_image **out, char *err, 
         return -1;
     }
     find_unique_symbols(img);
+    img->reader = copy_reader();
     *out = img;
     return 0;
 }
@@ -388,7 +400,7 @@ static int check_copy_allowed(struct program_image *img, char *err, size_t errle
     if (img->unique_symbols)
         return fail(err, errlen,
                     "%s defines STB_GNU_UNIQUE symbols (C++ inline or template statics), "
-                    "which glibc would share between all ranks; rebuild with mpicc, or add "
+                    "which glibc would share between all ranks; rebuild with mpicxx, or add "
                     "-fno-gnu-unique when compiling",
                     img->path);
     return 0;
@@ -411,8 +423,9 @@ static int write_all_at(int fd, const unsigned char *data, size_t len, off_t off
 
 /* Writes what ld.so reads or maps, in one go: the file up to the end of its
  * last segment.  Section headers, symbol tables and debug info come after
- * that and stay out. */
-static int write_copy_file(const struct program_image *img, int fd, char *err, size_t errlen)
+ * that and stay out, unless a debugger will read them (whole). */
+static int write_copy_file(const struct program_image *img, int fd, int whole, char *err,
+                           size_t errlen)
 {
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)img->bytes;
     uint64_t end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
@@ -422,7 +435,7 @@ static int write_copy_file(const struct program_image *img, int fd, char *err, s
         if (img->phdrs[i].p_offset + img->phdrs[i].p_filesz > end)
             end = img->phdrs[i].p_offset + img->phdrs[i].p_filesz;
     end = page_up(end);
-    if (end > img->size)
+    if (end > img->size || whole)
         end = img->size;
     if (write_all_at(fd, img->bytes, end, 0) == 0)
         return 0;
@@ -611,8 +624,8 @@ static int slim_copy(const struct program_image *img, uintptr_t base, int fd, ch
     return 0;
 }
 
-static int open_copy(struct program_image *img, const char *name, struct program_copy *out,
-                     char *err, size_t errlen)
+static int open_copy(struct program_image *img, const char *name, enum copy_reader reader,
+                     struct program_copy *out, char *err, size_t errlen)
 {
     struct link_map *lm = NULL;
     void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -646,8 +659,11 @@ static int open_copy(struct program_image *img, const char *name, struct program
     /* The loader's name for the copy is a closed fd; dladdr, backtraces and
      * a debugger that attaches later should see the program instead.  The
      * name dlopen matched stays in the loader's private alias list, so
-     * dlopen still tells copies apart.  dlclose frees l_name. */
-    char *program_name = strdup(img->path);
+     * dlopen still tells copies apart.  dlclose frees l_name.  Not under
+     * gdb: it reads the copy from its memfd, which stays open, and would
+     * take a renamed copy for another object at the same place (with its
+     * breakpoints set twice). */
+    char *program_name = reader == READ_BY_DEBUGGER ? NULL : strdup(img->path);
     if (program_name != NULL) {
         out->loader_name = lm->l_name;
         lm->l_name = program_name;
@@ -655,30 +671,46 @@ static int open_copy(struct program_image *img, const char *name, struct program
     return 0;
 }
 
+/* A memfd, or for valgrind a named file (its name left in file_name). */
+static int create_copy_file(enum copy_reader reader, char *file_name, size_t len)
+{
+    file_name[0] = '\0';
+    if (reader != READ_BY_VALGRIND)
+        return memfd_create("strand-copy", MFD_CLOEXEC);
+    const char *dir = getenv("TMPDIR");
+    snprintf(file_name, len, "%s/strand-copy-XXXXXX", dir != NULL && *dir ? dir : "/tmp");
+    return mkostemp(file_name, O_CLOEXEC);
+}
+
 static int load_copy_in_slot(struct program_image *img, struct program_copy *out, char *err,
                             size_t errlen)
 {
-    char name[256];
+    char name[256], file_name[4096];
     struct stat st;
+    enum copy_reader reader = img->reader;
     if (check_copy_allowed(img, err, errlen) != 0)
         return -1;
-    int fd = memfd_create("strand-copy", MFD_CLOEXEC);
+    int fd = create_copy_file(reader, file_name, sizeof file_name);
     if (fd < 0)
-        return fail(err, errlen, "memfd_create for a copy of %s failed: %s%s", img->path,
+        return fail(err, errlen, "cannot create a file for a copy of %s: %s%s", img->path,
                     strerror(errno),
                     errno == EMFILE ? " (open file limit reached: raise ulimit -n)" : "");
-    int rc = write_copy_file(img, fd, err, errlen);
+    int rc = write_copy_file(img, fd, reader != READ_BY_LOADER, err, errlen);
     if (rc == 0) {
         copy_path(name, sizeof name, atomic_fetch_add(&copy_serial, 1) + 1, fd);
         /* the fd stays open until dlopen has mapped it (trap 1) */
-        rc = open_copy(img, name, out, err, errlen);
+        rc = open_copy(img, name, reader, out, err, errlen);
     }
+    if (file_name[0] != '\0')
+        unlink(file_name);
     if (rc == 0) {
         out->file_id = fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
         out->image = img;
-        rc = slim_copy(img, out->base, fd, err, errlen);
+        if (reader == READ_BY_LOADER)
+            rc = slim_copy(img, out->base, fd, err, errlen);
     }
-    close(fd);
+    if (reader != READ_BY_DEBUGGER || rc != 0)
+        close(fd);
     return rc;
 }
 

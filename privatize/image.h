@@ -22,7 +22,7 @@ struct program_copy {
     char *loader_name;                      /* the name dlopen gave it (see image.c) */
 };
 
-/* Reads the program at path into a master memfd and checks that it can be
+/* Opens the program at path as the master and checks that it can be
  * loaded as a Strand program.  On failure returns -1 with a message in err. */
 int program_image_open(const char *path, struct program_image **out, char *err, size_t errlen);
 

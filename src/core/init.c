@@ -1,5 +1,4 @@
 /* MPI_Init / MPI_Finalize and the environment queries of MPI-2.2 chapter 8. */
-#include <jemalloc/jemalloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,9 +175,11 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
         return error_report(MPI_COMM_WORLD, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", (long)size);
     if (baseptr == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr must not be NULL");
-    /* Cache-line aligned so windows and buffers do not share lines. */
-    void *p = mallocx(size > 0 ? (size_t)size : 1, MALLOCX_ALIGN(64));
-    if (p == NULL)
+    /* Cache-line aligned so windows and buffers do not share lines.  From
+     * libc's allocator: libmpi brings no allocator of its own into the
+     * process, whose malloc or operator new could bind a program's calls. */
+    void *p = NULL;
+    if (posix_memalign(&p, 64, size > 0 ? (size_t)size : 1) != 0)
         return error_report(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes", (long)size);
     *(void **)baseptr = p;
     return MPI_SUCCESS;
@@ -191,7 +192,7 @@ int PMPI_Free_mem(void *base)
     if (rc != MPI_SUCCESS)
         return rc;
     if (base != NULL)
-        dallocx(base, 0);
+        free(base);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Free_mem);
