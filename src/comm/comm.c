@@ -68,11 +68,17 @@ int comm_rank_handles_create(struct rank *r)
 int comm_world_create(int nranks, struct rank **ranks)
 {
     attr_universe_size = strand_node.config.universe_size > 0 ? strand_node.config.universe_size : nranks;
-    /* The node holds one reference until comm_world_destroy. */
-    world_core = comm_intra_core_create(ranks, nranks, COMM_CONTEXT_WORLD, nranks + 1);
+    int nlocal = 0;
+    for (int i = 0; i < nranks; i++)
+        nlocal += ranks[i]->remote == NULL;
+    /* The node holds one reference until comm_world_destroy, each local
+     * rank's handle one. */
+    world_core = comm_intra_core_create(ranks, nranks, COMM_CONTEXT_WORLD, nlocal + 1);
     if (world_core == NULL)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < nranks; i++) {
+        if (ranks[i]->remote != NULL)
+            continue;   /* a rank of another node process: its handles live there */
         ranks[i]->comm_world = predefined_handle(world_core, i, MPI_COMM_WORLD, "MPI_COMM_WORLD");
         if (ranks[i]->comm_world == NULL)
             return MPI_ERR_NO_MEM;

@@ -21,6 +21,8 @@
 #define STRAND_MPI_ALIAS(name) \
     extern __typeof__(P##name) name __attribute__((weak, alias("P" #name), visibility("default")))
 
+struct net_peer;
+
 enum rank_mpi_state { RANK_MPI_NOT_STARTED, RANK_MPI_INITIALIZED, RANK_MPI_FINALIZED };
 
 /* A rank sleeps on `seq` when it has nothing to do; whoever changes
@@ -39,6 +41,11 @@ struct rank {
     int exit_status;
     atomic_bool thread_ended;       /* its program thread returned from the rank's main */
     struct rank_waiter waiter;
+    /* NULL for a rank of this node process; for a rank of another node
+     * process, this struct is a proxy (no thread, no handles) and `remote`
+     * is its node process (src/net/net.h). Next to the mailbox lock, so
+     * the sender's one branch reads a line it touches anyway. */
+    struct net_peer *remote;
     struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
     struct strand_comm *comm_self;
@@ -54,7 +61,8 @@ struct node_config {
 
 struct node {
     struct node_config config;
-    struct rank **ranks;            /* by world rank */
+    struct rank **ranks;            /* by world rank (proxies for ranks of other node processes) */
+    int first_local, nlocal;        /* the world ranks this node process runs */
     int ncores;
     int spin_limit;                 /* polls before a waiter sleeps */
     double wtime_base;

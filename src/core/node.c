@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../comm/comm.h"
+#include "../net/net.h"
 #include "../pt2pt/pt2pt.h"
 #include "core.h"
 
@@ -87,12 +88,20 @@ static int node_setup(void)
     n->ranks = calloc((size_t)n->config.nranks, sizeof *n->ranks);
     if (n->ranks == NULL)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < n->config.nranks; i++) {
+    /* A job over several node processes: the others' ranks are proxies. */
+    n->first_local = 0;
+    n->nlocal = n->config.nranks;
+    if (!n->singleton)
+        net_start(n->config.nranks, n->ranks, &n->first_local, &n->nlocal);
+    for (int i = n->first_local; i < n->first_local + n->nlocal; i++) {
         n->ranks[i] = rank_create(i);
         if (n->ranks[i] == NULL)
             return MPI_ERR_NO_MEM;
     }
-    return comm_world_create(n->config.nranks, n->ranks);
+    int rc = comm_world_create(n->config.nranks, n->ranks);
+    if (rc == MPI_SUCCESS)
+        net_run();
+    return rc;
 }
 
 struct rank *rank_create(int world_rank)
@@ -148,7 +157,7 @@ void strand_node_start_on_one_cpu(void)
  * confines every rank thread. */
 static void launch_confine(const struct node *n)
 {
-    if (!launch.requested || n->config.nranks <= n->ncores)
+    if (!launch.requested || n->nlocal <= n->ncores)
         return;
     if (sched_getaffinity(0, sizeof launch.cpus, &launch.cpus) != 0)
         return;
@@ -176,7 +185,7 @@ static void place_rank_thread(const struct rank *r, pthread_t thread)
 static void launch_spread(void)
 {
     struct node *n = &strand_node;
-    for (int i = 0; i < n->config.nranks; i++)
+    for (int i = n->first_local; i < n->first_local + n->nlocal; i++)
         if (!atomic_load(&n->ranks[i]->thread_ended) && n->ranks[i] != strand_self)
             place_rank_thread(n->ranks[i], n->ranks[i]->program_thread);
     pthread_setaffinity_np(launch.main_thread, sizeof launch.cpus, &launch.cpus);
@@ -185,7 +194,7 @@ static void launch_spread(void)
 
 void strand_rank_loaded(void)
 {
-    if (launch.active && atomic_fetch_add(&launch.ranks_loaded, 1) + 1 == strand_node.config.nranks)
+    if (launch.active && atomic_fetch_add(&launch.ranks_loaded, 1) + 1 == strand_node.nlocal)
         launch_spread();
 }
 
@@ -252,7 +261,7 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     if (n->config.bind_cores && (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0))
         n->config.bind_cores = false;
 
-    int nranks = n->config.nranks;
+    int nranks = n->nlocal;
     struct rank_start *starts = calloc((size_t)nranks, sizeof *starts);
     pthread_t *threads = calloc((size_t)nranks, sizeof *threads);
     if (starts == NULL || threads == NULL)
@@ -264,24 +273,25 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     pthread_attr_init(&attr);
     atomic_store(&n->ranks_running, nranks);
     for (int i = 0; i < nranks; i++) {
-        starts[i] = (struct rank_start){ n->ranks[i], rank_main, arg };
+        starts[i] = (struct rank_start){ n->ranks[n->first_local + i], rank_main, arg };
         void *stack = rank_stack_create(stack_size);
         if (stack == NULL)
-            rank_thread_failed(i, nranks, errno);
+            rank_thread_failed(n->first_local + i, n->config.nranks, errno);
         pthread_attr_setstack(&attr, stack, stack_size);
         int rc = pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
         if (rc != 0)
-            rank_thread_failed(i, nranks, rc);
+            rank_thread_failed(n->first_local + i, n->config.nranks, rc);
     }
     pthread_attr_destroy(&attr);
     int status = 0;
     for (int i = 0; i < nranks; i++) {
         pthread_join(threads[i], NULL);
-        if (n->ranks[i]->exit_status > status)
-            status = n->ranks[i]->exit_status;
+        if (starts[i].rank->exit_status > status)
+            status = starts[i].rank->exit_status;
     }
     free(threads);
     free(starts);
+    net_end();
     return status;
 }
 
@@ -297,9 +307,9 @@ int node_start_singleton(void)
             "started as threads; rebuild it with mpicc (it must be linked as a Strand program)\n");
     if (n->ranks != NULL)
         strand_job_abort(1, "Strand MPI: MPI_Init called from a thread that is not an MPI rank\n");
+    n->singleton = true;
     if (node_setup() != MPI_SUCCESS)
         return MPI_ERR_NO_MEM;
-    n->singleton = true;
     strand_self = n->ranks[0];
     strand_self->program_thread = pthread_self();
     return MPI_SUCCESS;
