@@ -16,9 +16,19 @@ static struct coll_core *state_create(int nslots)
     memset(cc, 0, bytes);
     cc->nslots = nslots;
     cc->eager_depth = nslots <= COLL_EAGER_SMALL_COMM ? COLL_EAGER_DEPTH_SMALL_COMM : COLL_EAGER_DEPTH;
-    /* Every member is in this node process: shared-address-space algorithms. */
+    /* Every member in this node process: shared-address-space algorithms
+     * (coll_comm_attach switches cores spanning node processes). */
     cc->algo = &coll_shm_algorithms;
     return cc;
+}
+
+/* The algorithm table follows locality, chosen once per core. */
+static bool core_spans_nodes(const struct comm_core *core)
+{
+    for (int i = 0; i < core->size; i++)
+        if (core->members[i]->remote != NULL)
+            return true;
+    return false;
 }
 
 int coll_comm_attach(struct comm_core *core)
@@ -26,6 +36,8 @@ int coll_comm_attach(struct comm_core *core)
     struct coll_core *cc = state_create(core->size);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
+    if (core_spans_nodes(core))
+        cc->algo = &coll_p2p_algorithms;
     cc->nsides = 1;
     cc->side[0] = cc->side[1] = core;
     cc->size[0] = cc->size[1] = core->size;

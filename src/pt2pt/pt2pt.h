@@ -161,6 +161,16 @@ void greq_release(struct rank *pool_owner, struct strand_request *req);
 int send_start(struct strand_request *req, const char *where);
 int recv_start(struct strand_request *req);
 
+/* Messages internal to the library (internal.c), e.g. collectives over
+ * point-to-point on a communicator's collective context (context_id + 1),
+ * which user receives never match. `req` is the caller's storage, valid
+ * until pt2pt_wait_internal returned; the send's buffer may be reused then. */
+void pt2pt_isend_internal(struct strand_request *req, struct strand_comm *c, uint32_t context,
+                          const void *buf, int count, MPI_Datatype type, int dest, int tag);
+void pt2pt_irecv_internal(struct strand_request *req, struct strand_comm *c, uint32_t context, void *buf,
+                          int count, MPI_Datatype type, int source, int tag);
+void pt2pt_wait_internal(struct strand_request *req);
+
 /* Buffered sends (bsend.c). */
 int bsend_start(struct rank *self, const struct message *m, struct rank *dest, const char *where,
                 MPI_Comm comm);
