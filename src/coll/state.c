@@ -22,21 +22,13 @@ static struct coll_core *state_create(int nslots)
     return cc;
 }
 
-/* The algorithm table follows locality, chosen once per core. */
-static bool core_spans_nodes(const struct comm_core *core)
-{
-    for (int i = 0; i < core->size; i++)
-        if (core->members[i]->remote != NULL)
-            return true;
-    return false;
-}
-
 int coll_comm_attach(struct comm_core *core)
 {
     struct coll_core *cc = state_create(core->size);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
-    if (core_spans_nodes(core))
+    /* The algorithm table follows locality, chosen once per core. */
+    if (comm_members_span_nodes(core->members, core->size))
         cc->algo = &coll_p2p_algorithms;
     cc->nsides = 1;
     cc->side[0] = cc->side[1] = core;

@@ -428,6 +428,9 @@ static int build_report(MPI_Comm comm, int rc, const char *where)
                                              "or members passed different groups");
     case MPI_ERR_NO_MEM:
         return error_report(comm, rc, where, "out of memory or out of context ids");
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+        return error_report(comm, rc, where, "the communicator spans several node processes: constructing "
+                                             "communicators from it is not supported yet (see doc/limits.md)");
     default:
         return error_report(comm, rc, where, "invalid arguments on this or another member");
     }

@@ -93,6 +93,17 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
     return comm != NULL && comm->magic == COMM_MAGIC ? comm : NULL;
 }
 
+/* True when some member lives in another node process (a proxy rank).
+ * Constructors and windows over such members are not supported yet: they
+ * meet and share pointers in one address space (doc/limits.md). */
+static inline bool comm_members_span_nodes(struct rank *const *members, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (members[i]->remote != NULL)
+            return true;
+    return false;
+}
+
 /* Size of the caller's own group (MPI_Comm_size). */
 static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
 

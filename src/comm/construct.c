@@ -504,6 +504,10 @@ int comm_build(struct strand_comm *parent, enum build_kind kind, const struct bu
 {
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
+    /* Every member sees the same answer, so all fail together. */
+    if (comm_members_span_nodes(core->members, core->size) ||
+        comm_members_span_nodes(core->local_members, core->local_size))
+        return MPI_ERR_UNSUPPORTED_OPERATION;
     if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
         int rc = dup_take(core, DUP_RING + parent->dup_count++, out);
         out->rank = parent->rank;

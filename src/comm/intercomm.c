@@ -52,6 +52,13 @@ static struct comm_core *leader_connect(struct strand_comm *local, MPI_Comm peer
         else
             their_ranks[i] = strand_node.ranks[their_world[i]];
     }
+    /* The builder passes its core by pointer: both groups must live in
+     * this node process (doc/limits.md). Both leaders see the same. */
+    if (*rc == MPI_SUCCESS && (theirs.leader_world_rank < 0 || theirs.leader_world_rank >= strand_node.config.nranks))
+        *rc = MPI_ERR_INTERN;
+    if (*rc == MPI_SUCCESS && (comm_members_span_nodes(their_ranks, theirs.size) ||
+                               strand_node.ranks[theirs.leader_world_rank]->remote != NULL))
+        *rc = MPI_ERR_UNSUPPORTED_OPERATION;
     if (*rc == MPI_SUCCESS) {
         /* Both leaders agree on who builds: the lower world rank. */
         bool builder = mine.leader_world_rank < theirs.leader_world_rank;
