@@ -180,6 +180,11 @@ enum delivery net_send_message(struct rank *dest, const struct message *m, bool 
     return QUEUED_RENDEZVOUS;
 }
 
+void net_cancel_send(struct rank *dest, struct completion *done)
+{
+    ops->cancel_send(dest->remote, done);
+}
+
 void net_pull(struct net_pull *pull, struct strand_request *req)
 {
     ops->pull(pull, req);

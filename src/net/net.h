@@ -124,6 +124,11 @@ struct net_ops {
     /* Any thread, outside the mailbox lock: the receive `req` matched
      * `pull`; fetch min(message, req's capacity) bytes into req. */
     void (*pull)(struct net_pull *pull, struct strand_request *req);
+    /* Any rank thread: MPI_Cancel of a send whose `done` was given to
+     * send_rendezvous. Asynchronous: when the receiver withdrew the
+     * message, the progress thread completes the request as cancelled
+     * (pt2pt_send_cancelled); otherwise the send completes as usual. */
+    void (*cancel_send)(struct net_peer *peer, struct completion *done);
     /* Main thread, after every local rank ended: flush queued frames, say
      * goodbye to every connected peer, then make progress() return false. */
     void (*shutdown)(void);
@@ -166,6 +171,9 @@ enum delivery net_send_message(struct rank *dest, const struct message *m, bool 
 /* A receive matched a remote rendezvous message (mailbox.c, any thread,
  * outside the mailbox lock): ops->pull. */
 void net_pull(struct net_pull *pull, struct strand_request *req);
+
+/* MPI_Cancel of a send to a remote rank (completion.c): ops->cancel_send. */
+void net_cancel_send(struct rank *dest, struct completion *done);
 
 /* Upcalls from the module, on the progress thread. `env` has been
  * validated (dest is a local rank). */

@@ -40,7 +40,7 @@ enum op_kind {
     OP_RTS,             /* a rendezvous send: register its cookie, then write the RTS */
     OP_CTS,             /* a pull: register its cookie, then write the CTS */
     OP_DATA,            /* the answer to a CTS: written, then the send completes */
-    OP_BYE,
+    OP_CANCEL,          /* MPI_Cancel of a rendezvous send: find its cookie, write CANCEL */
 };
 
 struct rndv_send {      /* a rendezvous send waiting for its CTS */
@@ -50,6 +50,7 @@ struct rndv_send {      /* a rendezvous send waiting for its CTS */
     size_t bytes;
     struct completion *done;
     struct net_peer *peer;
+    int dest;                       /* receiving world rank */
 };
 
 struct net_pull {       /* a remote rendezvous message at the receiver */
@@ -73,6 +74,7 @@ struct op {
     char *owned;                    /* freed once written */
     struct rndv_send *rndv;         /* OP_RTS, OP_DATA */
     struct net_pull *pull;          /* OP_CTS */
+    struct completion *cancel;      /* OP_CANCEL */
 };
 
 /* ---- connections ---- */
@@ -247,7 +249,7 @@ static int tcp_send_rendezvous(struct net_peer *peer, const struct net_envelope 
         free(s);
         return MPI_ERR_NO_MEM;
     }
-    *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer };
+    *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer, env->dest };
     op->rndv = s;
     struct wire_frame f = envelope_frame(WIRE_RTS, env);
     wire_encode_header(op->header, &f);     /* the cookie (b) is added by the progress thread */
@@ -267,6 +269,15 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     if (op == NULL)
         out_of_memory();
     op->pull = pull;
+    submit(op);
+}
+
+static void tcp_cancel_send(struct net_peer *peer, struct completion *done)
+{
+    struct op *op = op_new(OP_CANCEL, peer, 0);
+    if (op == NULL)
+        out_of_memory();
+    op->cancel = done;
     submit(op);
 }
 
@@ -477,6 +488,23 @@ static void dispatch(struct op *op)
             op->header[32 + i] = (unsigned char)(cookie >> (8 * i));
         op->rndv = NULL;    /* it lives on in the table, not with this frame */
         op->kind = OP_FRAME;
+    } else if (op->kind == OP_CANCEL) {
+        /* Rare: a scan of the pending sends. None found: the send already
+         * got its CTS and completes normally. */
+        uint64_t cookie = 0;
+        for (uint32_t i = 0; i < tcp.sends.cap && cookie == 0; i++) {
+            struct rndv_send *s = tcp.sends.obj[i];
+            if (s != NULL && s->done == op->cancel)
+                cookie = ((uint64_t)tcp.sends.gen[i] << 32) | (i + 1);
+        }
+        if (cookie == 0) {
+            op_finish(op);
+            return;
+        }
+        struct rndv_send *s = tcp.sends.obj[(uint32_t)cookie - 1];
+        struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = cookie };
+        wire_encode_header(op->header, &f);
+        op->kind = OP_FRAME;
     } else if (op->kind == OP_CTS) {
         struct net_pull *p = op->pull;
         struct wire_frame f = { .type = WIRE_CTS, .a = p->sender_cookie, .b = cookie_insert(&tcp.pulls, p),
@@ -598,6 +626,43 @@ static struct net_envelope envelope_of(const struct wire_frame *f)
     return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
 }
 
+struct withdraw_key {
+    struct net_peer *peer;
+    uint64_t cookie;
+};
+
+static bool pull_is(const struct net_pull *p, const void *arg)
+{
+    const struct withdraw_key *k = arg;
+    return p->peer == k->peer && p->sender_cookie == k->cookie;
+}
+
+/* The sender cancels: withdraw the message if no receive matched it yet. */
+static void answer_cancel(struct conn *c, const struct wire_frame *f)
+{
+    struct withdraw_key key = { c->peer, f->a };
+    struct net_pull *p = mailbox_withdraw_remote(strand_node.ranks[f->dest], pull_is, &key);
+    bool withdrawn = p != NULL;
+    free(p);
+    struct op *op = op_new(OP_FRAME, c->peer, 0);
+    if (op == NULL)
+        out_of_memory();
+    struct wire_frame r = { .type = WIRE_CANCELLED, .a = f->a, .b = withdrawn };
+    wire_encode_header(op->header, &r);
+    dispatch(op);
+}
+
+static void cancel_answered(struct conn *c, const struct wire_frame *f)
+{
+    if (f->b == 0)
+        return;     /* matched already: its CTS completes the send */
+    struct rndv_send *s = cookie_take(&tcp.sends, f->a);
+    if (s == NULL || s->peer != c->peer)
+        protocol_error(c, "CANCELLED for an unknown message");
+    pt2pt_send_cancelled(s->done);
+    free(s);
+}
+
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
 {
     switch (f->type) {
@@ -622,6 +687,12 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
     case WIRE_DATA:
         pull_finish(c->data_pull);
         c->data_pull = NULL;
+        return;
+    case WIRE_CANCEL:
+        answer_cancel(c, f);
+        return;
+    case WIRE_CANCELLED:
+        cancel_answered(c, f);
         return;
     case WIRE_BYE:
         c->peer_said_bye = true;
@@ -929,6 +1000,7 @@ const struct net_ops net_tcp_ops = {
     .send_eager = tcp_send_eager,
     .send_rendezvous = tcp_send_rendezvous,
     .pull = tcp_pull,
+    .cancel_send = tcp_cancel_send,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };

@@ -100,6 +100,14 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
         return NULL;
     case WIRE_BYE:
         return f->payload_len != 0 ? "BYE with a payload" : NULL;
+    case WIRE_CANCEL:
+        if (f->payload_len != 0)
+            return "CANCEL with a payload";
+        if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
+            return "destination rank is not in this node process";
+        return NULL;
+    case WIRE_CANCELLED:
+        return f->payload_len != 0 || f->b > 1 ? "malformed CANCELLED" : NULL;
     default:
         return "unknown frame type";
     }

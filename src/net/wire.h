@@ -30,6 +30,8 @@
  *  CTS     sender cookie     receiver cookie    bytes wanted none
  *  DATA    receiver cookie   0                  0          the pulled bytes
  *  BYE     0                 0                  0          none
+ *  CANCEL  sender cookie     0                  0          none (dest: receiving world rank)
+ *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
  */
 #ifndef STRAND_NET_WIRE_H
 #define STRAND_NET_WIRE_H
@@ -46,6 +48,8 @@ enum wire_type {
     WIRE_CTS,           /* the receiver matched an RTS: "clear to send" this many bytes */
     WIRE_DATA,          /* the bytes a CTS asked for */
     WIRE_BYE,           /* the sender's node process ended cleanly; nothing follows */
+    WIRE_CANCEL,        /* the sender cancels an RTS: withdraw it if still unmatched */
+    WIRE_CANCELLED,     /* the answer: withdrawn (b = 1) or already matched (b = 0) */
     WIRE_TYPE_END
 };
 

@@ -307,6 +307,26 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
     return NULL;
 }
 
+struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const struct net_pull *, const void *),
+                                         const void *arg)
+{
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    struct net_pull *found = NULL;
+    lite_lock(&mb->lock);
+    struct envelope *prev = NULL, *env;
+    for (env = mb->unexpected_head; env != NULL; prev = env, env = env->next) {
+        if (env->kind == ENVELOPE_REMOTE && is_it(env->pull, arg)) {
+            unexpected_unlink(mb, prev, env);
+            found = env->pull;
+            break;
+        }
+    }
+    lite_unlock(&mb->lock);
+    if (found != NULL)
+        envelope_give_back(mb, env);
+    return found;
+}
+
 void mailbox_receive_complete(struct strand_request *req, int source, int tag, size_t sent, size_t copied)
 {
     receive_status(req, source, tag, sent, copied);

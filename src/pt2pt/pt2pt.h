@@ -128,6 +128,13 @@ static inline enum delivery pt2pt_deliver(struct rank *dest, const struct messag
  * request is returned and the caller must pull the data into it. */
 struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct message *m,
                                               struct net_pull *pull);
+/* The receiver's progress thread takes back an unmatched remote message
+ * for which `is_it` holds (the sender cancelled it); NULL if none. */
+struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const struct net_pull *, const void *),
+                                         const void *arg);
+/* A cancelled send to a remote rank was withdrawn by the receiver:
+ * completes the request owning `done` as cancelled (completion.c). */
+void pt2pt_send_cancelled(struct completion *done);
 /* The network module finished pulling a remote message into `req`. */
 void mailbox_receive_complete(struct strand_request *req, int source, int tag, size_t sent, size_t copied);
 /* Matches `req` against unexpected messages or posts it; returns true when

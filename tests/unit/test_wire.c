@@ -51,6 +51,13 @@ static void check_accepted(const struct wire_frame *f)
     case WIRE_DATA:
         CU_ASSERT(f->payload_len <= limits.max_data);
         break;
+    case WIRE_CANCEL:
+        CU_ASSERT(f->payload_len == 0 && f->dest >= limits.first_rank &&
+                  f->dest < limits.first_rank + limits.local_ranks);
+        break;
+    case WIRE_CANCELLED:
+        CU_ASSERT(f->payload_len == 0 && f->b <= 1);
+        break;
     default:
         CU_ASSERT(f->payload_len == 0);
         break;
@@ -78,7 +85,7 @@ static enum wire_status decode_exact(const unsigned char *bytes, size_t len, str
 
 static struct wire_frame valid_frame(int which)
 {
-    switch (which % 6) {
+    switch (which % 8) {
     case 0: return (struct wire_frame){ .type = WIRE_HELLO, .a = limits.job_id, .b = 2, .c = 3 };
     case 1: return (struct wire_frame){ .type = WIRE_EAGER, .payload_len = 100, .context_id = 4, .source = 3,
                                         .tag = 7, .dest = 9, .a = 100 };
@@ -86,13 +93,15 @@ static struct wire_frame valid_frame(int which)
                                         .a = 1 << 20, .b = (5ULL << 32) | 3 };
     case 3: return (struct wire_frame){ .type = WIRE_CTS, .a = 77, .b = 99, .c = 4096 };
     case 4: return (struct wire_frame){ .type = WIRE_DATA, .payload_len = 4096, .a = 99 };
+    case 5: return (struct wire_frame){ .type = WIRE_CANCEL, .dest = 10, .a = 77 };
+    case 6: return (struct wire_frame){ .type = WIRE_CANCELLED, .a = 77, .b = 1 };
     default: return (struct wire_frame){ .type = WIRE_BYE };
     }
 }
 
 static void test_round_trip(void)
 {
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         struct wire_frame in = valid_frame(i), out;
         unsigned char buf[WIRE_HEADER_BYTES];
         wire_encode_header(buf, &in);
@@ -127,6 +136,8 @@ static void test_each_rule(void)
         { .type = WIRE_CTS, .payload_len = 8 },
         { .type = WIRE_DATA, .payload_len = (1u << 30) + 1 },
         { .type = WIRE_BYE, .payload_len = 1 },
+        { .type = WIRE_CANCEL, .dest = 3 },
+        { .type = WIRE_CANCELLED, .b = 2 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned char buf[WIRE_HEADER_BYTES];
@@ -135,7 +146,7 @@ static void test_each_rule(void)
         CU_ASSERT_EQUAL(decode_exact(buf, sizeof buf, &out), WIRE_ERROR);
     }
     unsigned char buf[WIRE_HEADER_BYTES];
-    struct wire_frame out, ok = valid_frame(5);
+    struct wire_frame out, ok = valid_frame(7);
     wire_encode_header(buf, &ok);
     buf[0] ^= 1;    /* magic */
     CU_ASSERT_EQUAL(decode_exact(buf, sizeof buf, &out), WIRE_ERROR);
@@ -174,7 +185,7 @@ static void test_mutated_frames(void)
     int refused = 0;
     for (int i = 0; i < ROUNDS; i++) {
         unsigned char buf[WIRE_HEADER_BYTES];
-        struct wire_frame in = valid_frame((int)(rng() % 6));
+        struct wire_frame in = valid_frame((int)(rng() % 8));
         wire_encode_header(buf, &in);
         int flips = 1 + (int)(rng() % 4);
         for (int k = 0; k < flips; k++) {
