@@ -400,6 +400,23 @@ static int wait_for_program(pid_t child, const char *name)
     return 128 + sig;
 }
 
+/* The job's processes (process group `group`) were forked: it gets the
+ * terminal and the time limit, signals are let through again. Returns
+ * true when a process could not exec the program (its errno in *err). */
+static int job_started(pid_t group, const sigset_t *old_mask, int report[2], int *err)
+{
+    program_group = group;
+    give_terminal(group);
+    arm_time_limit();
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
+    close(report[1]);
+    ssize_t n;
+    while ((n = read(report[0], err, sizeof *err)) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    return n == (ssize_t)sizeof *err;
+}
+
 static int run_program(char **argv)
 {
     int report[2], err = 0;
@@ -418,16 +435,7 @@ static int run_program(char **argv)
     if (child == 0)
         exec_program(argv, &old_mask, report[1]);
     setpgid(child, child); /* also here: no race with a signal sent right away */
-    program_group = child;
-    give_terminal(child);
-    arm_time_limit();
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    close(report[1]);
-    ssize_t n;
-    while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR)
-        ;
-    close(report[0]);
-    if (n == (ssize_t)sizeof err) {
+    if (job_started(child, &old_mask, report, &err)) {
         waitpid(child, NULL, 0);
         take_terminal_back();
         fprintf(stderr, "mpiexec: cannot run %s: %s\n", argv[0], strerror(err));
@@ -648,16 +656,7 @@ static int run_nodes(struct node_plan *p, char **argv)
     pid_t group = start_nodes(p, argv, &old_mask, report[1]);
     if (group < 0)
         return 127;
-    program_group = group;
-    give_terminal(group);
-    arm_time_limit();
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    close(report[1]);
-    ssize_t n;
-    while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR)
-        ;
-    close(report[0]);
-    if (n == (ssize_t)sizeof err) {
+    if (job_started(group, &old_mask, report, &err)) {
         kill(-group, SIGKILL);
         while (waitpid(-group, NULL, 0) > 0 || errno == EINTR)
             ;
