@@ -98,6 +98,8 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
  * meet and share pointers in one address space (doc/limits.md). */
 static inline bool comm_members_span_nodes(struct rank *const *members, int n)
 {
+    if (strand_node.nlocal == strand_node.config.nranks)
+        return false;   /* the job is this node process: no scan */
     for (int i = 0; i < n; i++)
         if (members[i]->remote != NULL)
             return true;
