@@ -70,8 +70,8 @@ static const char usage_text[] =
     "\n"
     "Exit status: the program's (the highest of its ranks'), or 128+N if signal\n"
     "N killed it; 127 if the program could not be started; 2 for bad options.\n"
-    "With several node processes: the highest status among them; when one ends\n"
-    "with a non-zero status or is killed, mpiexec ends all the others.\n";
+    "With several node processes: the highest status among them; when one aborts\n"
+    "(MPI_Abort, a fatal MPI error) or is killed, mpiexec ends all the others.\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *what)
 {
@@ -551,6 +551,15 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
     return 1;
 }
 
+/* SIGUSR1 from a node process: it is aborting (strand_job_abort). */
+static volatile sig_atomic_t node_aborted;
+
+static void note_abort(int sig)
+{
+    (void)sig;
+    node_aborted = 1;
+}
+
 static void set_node_environment(const struct node_plan *p, int node)
 {
     char text[32];
@@ -586,6 +595,14 @@ static void set_job_environment(const struct node_plan *p)
     snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
                                        ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
     setenv("STRAND_JOB_ID", id, 1);
+    snprintf(id, sizeof id, "%ld", (long)getpid());
+    setenv("STRAND_LAUNCHER_PID", id, 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_abort;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
 }
 
 static void describe_node(const struct node_plan *p, int node, char *out, size_t len)
@@ -686,7 +703,9 @@ static int run_nodes(struct node_plan *p, char **argv)
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (code > result)
             result = code;
-        if (code == 0)
+        /* A node whose ranks all ended (even with a non-zero status) lets
+         * the others finish; an abort or a death ends the job. */
+        if (code == 0 || (WIFEXITED(status) && !node_aborted))
             continue;
         char who[64];
         describe_node(p, node, who, sizeof who);
@@ -696,7 +715,7 @@ static int run_nodes(struct node_plan *p, char **argv)
             fprintf(stderr, "mpiexec: %s was killed by signal %d (%s); ending the job\n", who,
                     WTERMSIG(status), strsignal(WTERMSIG(status)));
         else if (running > 0)
-            fprintf(stderr, "mpiexec: %s ended with status %d; ending the job\n", who, code);
+            fprintf(stderr, "mpiexec: %s aborted with status %d; ending the job\n", who, code);
         ending = 1;
         kill(-group, SIGKILL);
     }

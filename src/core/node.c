@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,24 @@ int strand_rank_is_main_thread(struct rank *r)
     return pthread_equal(r->program_thread, pthread_self());
 }
 
+/* In a job of several node processes, tells mpiexec that this exit is an
+ * abort (end every node process now), not a node whose ranks all ended
+ * with a non-zero status (let the others finish). Only to the mpiexec that
+ * started us, never to some other parent. */
+static void tell_launcher_abort(void)
+{
+    const char *launcher = getenv("STRAND_LAUNCHER_PID");
+    if (launcher != NULL && strtol(launcher, NULL, 10) == (long)getppid())
+        kill(getppid(), SIGUSR1);
+}
+
 _Noreturn void strand_job_abort(int status, const char *message)
 {
     if (message != NULL)
         fputs(message, stderr);
     fflush(NULL);
+    if (status != 0)
+        tell_launcher_abort();
     /* Not exit(): the runtime exports its own exit() for ranks. */
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
