@@ -193,5 +193,12 @@ void comm_handle_discard(struct strand_comm *c);
 #define CONTEXT_ID_NONE UINT32_MAX
 uint32_t context_id_alloc(void);
 void context_id_free(uint32_t id);
+/* Communicators spanning node processes take ids from a separate space
+ * (>= CONTEXT_ID_GLOBAL_BASE, never recycled): a member proposes the
+ * next id of its process, the maximum proposal is agreed on, and every
+ * process then skips past it. */
+#define CONTEXT_ID_GLOBAL_BASE 0x40000000u
+uint32_t context_id_propose_global(void);
+void context_id_seen_global(uint32_t id);
 
 #endif

@@ -20,6 +20,7 @@
 #include "../coll/coll.h"
 #include "../core/errhandler.h"
 #include "../util/lock.h"
+#include "../pt2pt/pt2pt.h"
 #include "comm.h"
 
 struct build_entry {
@@ -224,12 +225,14 @@ static void results_release(struct build_slot *slot)
 }
 
 /* Side 0's core of a copy of the parent's group(s), one reference per member. */
-static struct comm_core *dup_core(const struct comm_core *parent)
+/* `id`: CONTEXT_ID_NONE for a fresh process-local id, else the id the
+ * node processes agreed on; `refs`: the members in this node process. */
+static struct comm_core *dup_core(const struct comm_core *parent, uint32_t id, int refs)
 {
     const struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
     int size0 = side0->local_size;
     return parent->is_inter ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, side0->size)
-                            : comm_intra_core_create(side0->members, size0, CONTEXT_ID_NONE, size0);
+                            : comm_intra_core_create(side0->members, size0, id, refs);
 }
 
 /* After a slot changed state: wake the members sleeping on it. */
@@ -276,8 +279,10 @@ static void dup_wait_change(struct comm_context *ctx, struct dup_slot *slot, uin
     lite_unlock(&ctx->waiters_lock);
 }
 
-/* Takes this member's share of dup number `d` (counted from DUP_RING). */
-static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *out)
+/* Takes this member's share of dup number `d` (counted from DUP_RING),
+ * which the first of the `local` members of this node process to arrive
+ * builds with context id `id` (see dup_core). */
+static int dup_take(struct comm_core *parent, uint64_t d, uint32_t id, int local, struct build_result *out)
 {
     struct comm_context *ctx = parent->context;
     struct dup_slot *slot = &ctx->dups[d % DUP_RING];
@@ -289,8 +294,8 @@ static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *o
             if (!atomic_compare_exchange_strong_explicit(&slot->state, &s, d << 2 | DUP_BUILDING,
                                                          memory_order_acq_rel, memory_order_acquire))
                 continue;
-            slot->core = dup_core(parent);
-            atomic_store_explicit(&slot->untaken, ctx->slot.nentries, memory_order_relaxed);
+            slot->core = dup_core(parent, id, local);
+            atomic_store_explicit(&slot->untaken, local, memory_order_relaxed);
             atomic_store_explicit(&slot->state, d << 2 | DUP_READY, memory_order_release);
             dup_notify(ctx, slot);
             break;
@@ -311,7 +316,7 @@ static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *o
 
 static int build_dup(struct comm_core *parent, struct build_slot *slot)
 {
-    struct comm_core *core = dup_core(parent);
+    struct comm_core *core = dup_core(parent, CONTEXT_ID_NONE, parent->local_size);
     if (core == NULL)
         return MPI_ERR_NO_MEM;
     const struct comm_core *side0 = core;
@@ -499,20 +504,67 @@ static int build_run(struct comm_core *parent, struct build_slot *slot, enum bui
     return rc;
 }
 
+/* Members in this node process. */
+static int local_count(struct rank *const *members, int n)
+{
+    int local = 0;
+    for (int i = 0; i < n; i++)
+        local += members[i]->remote == NULL;
+    return local;
+}
+
+/* A context id every node process of `parent` agrees on (its members'
+ * proposals, maximum taken at member 0 and sent back): library-internal
+ * messages on the parent's collective context, which is safe because the
+ * call is collective on `parent`. */
+static uint32_t agree_context_id(struct strand_comm *parent)
+{
+    enum { AGREE_TAG = 1 };     /* the collective algorithms use tag 0 */
+    struct strand_comm *c = parent;
+    uint32_t context = c->core->context_id + 1, mine = context_id_propose_global(), agreed = mine;
+    int n = c->core->size;
+    struct strand_request req;
+    if (c->rank == 0) {
+        for (int i = 1; i < n; i++) {
+            uint32_t theirs = 0;
+            pt2pt_irecv_internal(&req, c, context, &theirs, 1, MPI_UINT32_T, i, AGREE_TAG);
+            pt2pt_wait_internal(&req);
+            if (theirs > agreed)
+                agreed = theirs;
+        }
+        for (int i = 1; i < n; i++) {
+            pt2pt_isend_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, i, AGREE_TAG);
+            pt2pt_wait_internal(&req);
+        }
+    } else {
+        pt2pt_isend_internal(&req, c, context, &mine, 1, MPI_UINT32_T, 0, AGREE_TAG);
+        pt2pt_wait_internal(&req);
+        pt2pt_irecv_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, 0, AGREE_TAG);
+        pt2pt_wait_internal(&req);
+    }
+    context_id_seen_global(agreed);
+    return agreed;
+}
+
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out)
 {
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
-    /* Every member sees the same answer, so all fail together. */
-    if (comm_members_span_nodes(core->members, core->size) ||
-        comm_members_span_nodes(core->local_members, core->local_size))
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
-        int rc = dup_take(core, DUP_RING + parent->dup_count++, out);
+    bool spans = comm_members_span_nodes(core->members, core->size) ||
+                 comm_members_span_nodes(core->local_members, core->local_size);
+    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS && (!spans || !core->is_inter)) {
+        /* Across node processes each builds its own copy of the core, with
+         * a context id they agreed on. */
+        uint32_t id = spans ? agree_context_id(parent) : CONTEXT_ID_NONE;
+        int local = spans ? local_count(core->local_members, core->local_size) : slot->nentries;
+        int rc = dup_take(core, DUP_RING + parent->dup_count++, id, local, out);
         out->rank = parent->rank;
         return rc;
     }
+    /* Every member sees the same answer, so all fail together. */
+    if (spans)
+        return MPI_ERR_UNSUPPORTED_OPERATION;
     int me = participant_index(parent);
     struct build_entry *entry = &slot->entries[me];
     entry->rank = strand_self;
