@@ -272,6 +272,17 @@ static volatile sig_atomic_t program_group;
 
 static volatile sig_atomic_t timed_out;
 
+/* Installs `handler` for `sig`; interrupted system calls restart. */
+static void on_signal(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, NULL);
+}
+
 /* MPIEXEC_TIMEOUT expired: end the whole job at once. */
 static void kill_on_timeout(int sig)
 {
@@ -287,12 +298,7 @@ static void arm_time_limit(void)
     if (text == NULL || *text == '\0')
         return;
     unsigned seconds = (unsigned)parse_count("MPIEXEC_TIMEOUT", text);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = kill_on_timeout;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
+    on_signal(SIGALRM, kill_on_timeout);
     alarm(seconds);
 }
 
@@ -313,13 +319,8 @@ static void block_forwarded_signals(sigset_t *old)
 
 static void install_forwarding(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
     for (size_t i = 0; i < NFORWARDED; i++)
-        sigaction(forwarded_signals[i], &sa, NULL);
+        on_signal(forwarded_signals[i], forward_signal);
 }
 
 /* In the child: a process group of its own (so that signals reach all its
@@ -597,12 +598,7 @@ static void set_job_environment(const struct node_plan *p)
     setenv("STRAND_JOB_ID", id, 1);
     snprintf(id, sizeof id, "%ld", (long)getpid());
     setenv("STRAND_LAUNCHER_PID", id, 1);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = note_abort;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGUSR1, &sa, NULL);
+    on_signal(SIGUSR1, note_abort);
 }
 
 static void describe_node(const struct node_plan *p, int node, char *out, size_t len)
