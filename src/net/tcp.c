@@ -720,6 +720,21 @@ static void conn_closed(struct conn *c, const char *why)
     conn_drop_queue(c);
 }
 
+/* After a recv that returned n <= 0: true when reading must stop for now
+ * (nothing more to read, or the connection is closed), false to retry. */
+static bool read_stops(struct conn *c, ssize_t n, const char *eof_why)
+{
+    if (n == 0) {
+        conn_closed(c, eof_why);
+        return true;
+    }
+    if (errno == EINTR)
+        return false;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+        conn_closed(c, strerror(errno));
+    return true;
+}
+
 /* Reads what the kernel has and handles every complete frame. */
 static void conn_read(struct conn *c)
 {
@@ -732,18 +747,13 @@ static void conn_read(struct conn *c)
             c->rpos += take;
             c->pgot += take;
             if (c->pgot < c->frame.payload_len) {
+                /* The rest straight into its destination (a receive buffer). */
                 ssize_t n = recv(c->fd, c->pdst + c->pgot, c->frame.payload_len - c->pgot, MSG_DONTWAIT);
-                if (n > 0) {
+                if (n > 0)
                     c->pgot += (size_t)n;
-                    continue;
-                }
-                if (n == 0)
-                    return conn_closed(c, "connection closed in the middle of a message");
-                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                else if (read_stops(c, n, "connection closed in the middle of a message"))
                     return;
-                if (errno == EINTR)
-                    continue;
-                return conn_closed(c, strerror(errno));
+                continue;
             }
             c->in_payload = false;
             frame_end(c, &c->frame, c->pdst);
@@ -780,20 +790,11 @@ static void conn_read(struct conn *c)
             c->rpos = 0;
         }
         ssize_t n = recv(c->fd, c->rbuf + c->rlen, READ_BUFFER_BYTES - c->rlen, MSG_DONTWAIT);
-        if (n > 0) {
+        if (n > 0)
             c->rlen += (size_t)n;
-            continue;
-        }
-        if (n == 0) {
-            if (c->rlen != 0)
-                return conn_closed(c, "connection closed in the middle of a frame");
-            return conn_closed(c, "connection closed without goodbye");
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
+        else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
+                                               : "connection closed without goodbye"))
             return;
-        if (errno == EINTR)
-            continue;
-        return conn_closed(c, strerror(errno));
     }
 }
 
@@ -816,8 +817,10 @@ static void conn_writable(struct conn *c)
         int err = 0;
         socklen_t len = sizeof err;
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err != 0)
-            return connect_failed(c, err);
+        if (err != 0) {
+            connect_failed(c, err);
+            return;
+        }
         c->state = CONN_OPEN;
     }
     conn_flush(c);
