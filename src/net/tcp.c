@@ -1,11 +1,17 @@
 /* The TCP network module (net.h): one progress thread drives non-blocking
  * sockets with epoll. See src/net/README.md for the connection life cycle.
  *
- * Threads: rank threads only build operations and enqueue them on a
- * wait-free queue (liburcu wfcqueue), waking the progress thread through
- * an eventfd when it may be asleep. Everything else here (connections,
- * cookie tables, per-connection queues) belongs to the progress thread
- * alone and needs no lock. */
+ * Threads: rank threads build operations and enqueue them on a wait-free
+ * queue (liburcu wfcqueue), waking the progress thread through an eventfd
+ * when it may be asleep. One shortcut: a small eager message to a peer
+ * whose connection is open and idle (nothing queued on it, nothing of
+ * ours still in the submission queue) is written by the rank thread
+ * itself with a non-blocking sendmsg under the connection's lock, which
+ * saves the progress thread's wake-up on the sending side; whatever the
+ * kernel does not take at once is queued for the progress thread. The
+ * connection's write queue and socket writes are under that lock; the rest
+ * (reading, cookie tables, connection set-up) belongs to the progress
+ * thread alone. */
 #define _LGPL_SOURCE
 #include <errno.h>
 #include <netdb.h>
@@ -41,6 +47,7 @@ enum op_kind {
     OP_CTS,             /* a pull: register its cookie, then write the CTS */
     OP_DATA,            /* the answer to a CTS: written, then the send completes */
     OP_CANCEL,          /* MPI_Cancel of a rendezvous send: find its cookie, write CANCEL */
+    OP_KICK,            /* a rank thread queued a partly written frame: flush the connection */
 };
 
 struct rndv_send {      /* a rendezvous send waiting for its CTS */
@@ -75,6 +82,7 @@ struct op {
     struct rndv_send *rndv;         /* OP_RTS, OP_DATA */
     struct net_pull *pull;          /* OP_CTS */
     struct completion *cancel;      /* OP_CANCEL */
+    bool submitted;                 /* came through the queue: counted in `pending` */
 };
 
 /* ---- connections ---- */
@@ -82,6 +90,7 @@ struct op {
 enum conn_state { CONN_CONNECTING, CONN_OPEN, CONN_CLOSED };
 
 struct conn {
+    struct lite_lock lock;          /* the write queue and socket writes */
     int fd;
     enum conn_state state;
     bool outgoing;                  /* we connected: we write frames on it */
@@ -103,6 +112,8 @@ struct conn {
 
 struct peer_state {                 /* net_peer.transport */
     struct conn *out;               /* the connection we send on, NULL until the first message */
+    _Atomic(struct conn *) out_open; /* `out` once open and the peer is not gone: rank threads may write */
+    atomic_int pending;             /* operations for this peer submitted, not yet on out's queue */
     double retry_at;                /* connect refused: try again then (0: not waiting) */
     double give_up_at;
     bool gone;                      /* it ended cleanly: messages to it are dropped */
@@ -195,6 +206,8 @@ static void wake_progress(void)
 
 static void submit(struct op *op)
 {
+    op->submitted = true;
+    atomic_fetch_add_explicit(&((struct peer_state *)op->peer->transport)->pending, 1, memory_order_seq_cst);
     cds_wfcq_node_init(&op->qnode);
     cds_wfcq_enqueue(&tcp.qhead, &tcp.qtail, &op->qnode);
     wake_progress();
@@ -220,19 +233,77 @@ static struct wire_frame envelope_frame(enum wire_type type, const struct net_en
     };
 }
 
-static int tcp_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
-                          MPI_Datatype type)
+static void frame_queue(struct conn *c, struct op *op);
+
+/* A frame the kernel did not take whole: `written` bytes went out. */
+static struct op *eager_op(struct net_peer *peer, const unsigned char *header, const void *buf, int count,
+                           MPI_Datatype type, size_t bytes, size_t written)
 {
-    struct op *op = op_new(OP_FRAME, peer, env->bytes);
+    struct op *op = op_new(OP_FRAME, peer, bytes);
     if (op == NULL)
-        return MPI_ERR_NO_MEM;
-    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
-    f.payload_len = (uint32_t)env->bytes;
-    wire_encode_header(op->header, &f);
+        return NULL;
+    memcpy(op->header, header, WIRE_HEADER_BYTES);
     char *data = (char *)(op + 1);
     dt_pack(data, buf, (size_t)count, type);
     op->data = data;
-    op->data_len = env->bytes;
+    op->data_len = bytes;
+    op->written = written;
+    return op;
+}
+
+/* The shortcut (see the top of this file). Returns false when the frame
+ * must go through the progress thread instead. */
+static bool send_direct(struct net_peer *peer, const unsigned char *header, const void *buf, int count,
+                        MPI_Datatype type, size_t bytes)
+{
+    struct peer_state *ps = peer->transport;
+    struct conn *c = atomic_load_explicit(&ps->out_open, memory_order_acquire);
+    if (c == NULL || !type->contiguous || atomic_load_explicit(&ps->pending, memory_order_seq_cst) != 0)
+        return false;
+    lite_lock(&c->lock);
+    /* Under the lock: no earlier frame of ours may still be unwritten. */
+    if (c->head != NULL || c->state != CONN_OPEN || atomic_load(&ps->pending) != 0 ||
+        atomic_load_explicit(&ps->out_open, memory_order_relaxed) != c) {
+        lite_unlock(&c->lock);
+        return false;
+    }
+    struct iovec iov[2] = { { (void *)header, WIRE_HEADER_BYTES },
+                            { (char *)buf + type->lb, bytes } };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = bytes > 0 ? 2 : 1 };
+    ssize_t sent;
+    do
+        sent = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (sent < 0 && errno == EINTR);
+    if (sent == (ssize_t)(WIRE_HEADER_BYTES + bytes)) {
+        lite_unlock(&c->lock);
+        return true;
+    }
+    /* The rest (or, after an error, all of it) waits on the queue, where
+     * the progress thread writes it, or meets the error and handles it. */
+    struct op *rest = eager_op(peer, header, buf, count, type, bytes, sent > 0 ? (size_t)sent : 0);
+    if (rest == NULL)
+        out_of_memory();
+    frame_queue(c, rest);
+    lite_unlock(&c->lock);
+    struct op *kick = op_new(OP_KICK, peer, 0);
+    if (kick == NULL)
+        out_of_memory();
+    submit(kick);
+    return true;
+}
+
+static int tcp_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
+                          MPI_Datatype type)
+{
+    unsigned char header[WIRE_HEADER_BYTES];
+    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
+    f.payload_len = (uint32_t)env->bytes;
+    wire_encode_header(header, &f);
+    if (send_direct(peer, header, buf, count, type, env->bytes))
+        return MPI_SUCCESS;
+    struct op *op = eager_op(peer, header, buf, count, type, env->bytes, 0);
+    if (op == NULL)
+        return MPI_ERR_NO_MEM;
     submit(op);
     return MPI_SUCCESS;
 }
@@ -342,7 +413,6 @@ static int resolve(const char *host, int port, struct sockaddr_storage *addr, so
     return 0;
 }
 
-static void frame_queue(struct conn *c, struct op *op);
 
 /* The first message to a peer opens our connection to it (non-blocking:
  * EPOLLOUT says when it is established). Its address follows from the
@@ -472,11 +542,27 @@ static void frame_queue(struct conn *c, struct op *op)
     c->tail = op;
 }
 
+/* A submitted operation is done with without a frame on the queue. */
+static void op_drop(struct op *op)
+{
+    if (op->submitted)
+        atomic_fetch_sub(&((struct peer_state *)op->peer->transport)->pending, 1);
+    op_finish(op);
+}
+
 /* An operation from a rank thread (or a DATA answer) for `peer`. */
 static void dispatch(struct op *op)
 {
     struct peer_state *ps = op->peer->transport;
     if (ps->gone) {
+        op_drop(op);
+        return;
+    }
+    if (op->kind == OP_KICK) {
+        lite_lock(&ps->out->lock);
+        atomic_fetch_sub(&ps->pending, 1);
+        conn_flush(ps->out);
+        lite_unlock(&ps->out->lock);
         op_finish(op);
         return;
     }
@@ -498,7 +584,7 @@ static void dispatch(struct op *op)
                 cookie = ((uint64_t)tcp.sends.gen[i] << 32) | (i + 1);
         }
         if (cookie == 0) {
-            op_finish(op);
+            op_drop(op);
             return;
         }
         struct rndv_send *s = tcp.sends.obj[(uint32_t)cookie - 1];
@@ -514,8 +600,15 @@ static void dispatch(struct op *op)
     }
     if (ps->out == NULL)
         connect_peer(op->peer);
-    frame_queue(ps->out, op);
-    conn_flush(ps->out);
+    struct conn *c = ps->out;
+    bool submitted = op->submitted;
+    lite_lock(&c->lock);
+    frame_queue(c, op);
+    /* Only now may a rank thread write past it (send_direct). */
+    if (submitted)
+        atomic_fetch_sub(&ps->pending, 1);
+    conn_flush(c);
+    lite_unlock(&c->lock);
 }
 
 static void drain_submissions(void)
@@ -694,10 +787,13 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
     case WIRE_CANCELLED:
         cancel_answered(c, f);
         return;
-    case WIRE_BYE:
+    case WIRE_BYE: {
+        struct peer_state *ps = c->peer->transport;
         c->peer_said_bye = true;
-        ((struct peer_state *)c->peer->transport)->gone = true;
+        ps->gone = true;
+        atomic_store(&ps->out_open, NULL);
         return;
+    }
     default:
         return;
     }
@@ -713,11 +809,15 @@ static void conn_closed(struct conn *c, const char *why)
             net_peer_lost(c->peer, why);
         }
     }
+    if (c->peer != NULL)
+        atomic_store(&((struct peer_state *)c->peer->transport)->out_open, NULL);
+    lite_lock(&c->lock);
     epoll_ctl(tcp.epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
     c->state = CONN_CLOSED;
     conn_drop_queue(c);
+    lite_unlock(&c->lock);
 }
 
 /* After a recv that returned n <= 0: true when reading must stop for now
@@ -822,8 +922,13 @@ static void conn_writable(struct conn *c)
             return;
         }
         c->state = CONN_OPEN;
+        struct peer_state *ps = c->peer->transport;
+        if (!ps->gone)
+            atomic_store_explicit(&ps->out_open, c, memory_order_release);
     }
+    lite_lock(&c->lock);
     conn_flush(c);
+    lite_unlock(&c->lock);
 }
 
 static void retry_connects(int *timeout_ms)
@@ -868,6 +973,7 @@ static void say_bye(void)
          * rarely meet a full socket buffer; a peer that reads nothing is
          * given up on). */
         size_t off = 0;
+        lite_lock(&c->lock);
         for (int tries = 0; off < sizeof bye && tries < 100000; tries++) {
             ssize_t n = send(c->fd, bye + off, sizeof bye - off, MSG_NOSIGNAL);
             if (n <= 0 && errno != EINTR && errno != EAGAIN)
@@ -875,6 +981,7 @@ static void say_bye(void)
             if (n > 0)
                 off += (size_t)n;
         }
+        lite_unlock(&c->lock);
     }
     tcp.bye_sent = true;
 }
