@@ -18,11 +18,13 @@
  *  - Rank threads (any number, concurrently, MPI_THREAD_MULTIPLE included)
  *    call net_send_message and, through the mailbox, ops->pull. They never
  *    block in the kernel on a socket: these calls queue work for the
- *    progress thread (a wait-free queue) and wake it.
+ *    progress thread (a wait-free queue) and wake it; a module may also
+ *    write a small message itself with a non-blocking call when that keeps
+ *    the order of messages (tcp.c does).
  *  - One progress thread per node process runs ops->progress in a loop. It
  *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
- *    never calls an MPI entry point. It is the only thread that touches
- *    sockets, and it is the thread on which every completion below fires.
+ *    never calls an MPI entry point. It reads every socket, and it is the
+ *    thread on which every completion below fires.
  *  - The node's main thread calls net_start before any rank thread exists
  *    and net_end after every local rank thread has ended.
  *
