@@ -429,8 +429,7 @@ static int build_report(MPI_Comm comm, int rc, const char *where)
     case MPI_ERR_NO_MEM:
         return error_report(comm, rc, where, "out of memory or out of context ids");
     case MPI_ERR_UNSUPPORTED_OPERATION:
-        return error_report(comm, rc, where, "the communicator spans several node processes: constructing "
-                                             "communicators from it is not supported yet (see doc/limits.md)");
+        return error_report(comm, rc, where, COMM_SPANS_NODES_TEXT);
     default:
         return error_report(comm, rc, where, "invalid arguments on this or another member");
     }

@@ -106,6 +106,11 @@ static inline bool comm_members_span_nodes(struct rank *const *members, int n)
     return false;
 }
 
+/* The text of MPI_ERR_UNSUPPORTED_OPERATION from a constructor. */
+#define COMM_SPANS_NODES_TEXT \
+    "the communicator spans several node processes: this constructor is not supported across them yet " \
+    "(see doc/limits.md)"
+
 /* Size of the caller's own group (MPI_Comm_size). */
 static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
 

@@ -546,6 +546,128 @@ static uint32_t agree_context_id(struct strand_comm *parent)
     return agreed;
 }
 
+/* Cores of communicators spanning node processes, being handed out to
+ * the local members of each: the first to arrive builds, the last to take
+ * removes the entry. Keyed by the agreed context id, unique per process. */
+struct shared_core {
+    uint32_t id;
+    struct comm_core *core;         /* NULL: out of memory, for everyone */
+    int untaken;
+    struct shared_core *next;
+};
+static struct lite_lock shared_cores_lock = LITE_LOCK_INIT;
+static struct shared_core *shared_cores;
+
+static struct comm_core *shared_core_take(uint32_t id, struct rank **members, int size, int local)
+{
+    lite_lock(&shared_cores_lock);
+    struct shared_core **link = &shared_cores;
+    while (*link != NULL && (*link)->id != id)
+        link = &(*link)->next;
+    struct shared_core *e = *link;
+    if (e == NULL) {
+        e = malloc(sizeof *e);
+        if (e == NULL) {
+            lite_unlock(&shared_cores_lock);
+            return NULL;
+        }
+        *e = (struct shared_core){ id, comm_intra_core_create(members, size, id, local), local, NULL };
+        *link = e;
+    }
+    struct comm_core *core = e->core;
+    if (--e->untaken == 0) {
+        *link = e->next;
+        free(e);
+    }
+    lite_unlock(&shared_cores_lock);
+    return core;
+}
+
+/* Every member's request at every member: gathered at member 0 and sent
+ * back (internal messages on the parent's collective context). */
+enum { SPLIT_FIELDS = 4, SPLIT_TAG = 2 };
+
+static void split_requests_exchange(struct strand_comm *c, const struct build_request *req, int *all)
+{
+    uint32_t context = c->core->context_id + 1;
+    int n = c->core->size, mine[SPLIT_FIELDS] = { req->error, req->color, req->key, req->expect_size };
+    struct strand_request r;
+    if (c->rank == 0) {
+        memcpy(all, mine, sizeof mine);
+        for (int i = 1; i < n; i++) {
+            pt2pt_irecv_internal(&r, c, context, all + SPLIT_FIELDS * i, SPLIT_FIELDS, MPI_INT, i, SPLIT_TAG);
+            pt2pt_wait_internal(&r);
+        }
+        for (int i = 1; i < n; i++) {
+            pt2pt_isend_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, i, SPLIT_TAG);
+            pt2pt_wait_internal(&r);
+        }
+    } else {
+        pt2pt_isend_internal(&r, c, context, mine, SPLIT_FIELDS, MPI_INT, 0, SPLIT_TAG);
+        pt2pt_wait_internal(&r);
+        pt2pt_irecv_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, 0, SPLIT_TAG);
+        pt2pt_wait_internal(&r);
+    }
+}
+
+/* Split (and create, and topology constructors) of an intracommunicator
+ * spanning node processes: every member computes the same groups from
+ * everyone's request, the members agree on one context id per group, and
+ * each node process builds its own core of each group for its members. */
+static int split_spanning(struct strand_comm *parent, const struct build_request *req, struct build_result *out)
+{
+    struct comm_core *core = parent->core;
+    int n = core->size;
+    int *all = malloc((size_t)SPLIT_FIELDS * (size_t)n * sizeof *all);
+    struct split_record *records = malloc((size_t)n * sizeof *records);
+    struct rank **members = malloc((size_t)n * sizeof *members);
+    if (all == NULL || records == NULL || members == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory while splitting a communicator\n");
+    split_requests_exchange(parent, req, all);
+    *out = (struct build_result){ .core = NULL, .rank = -1 };
+    int rc = MPI_SUCCESS, m = 0, ncolors = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = all[SPLIT_FIELDS * i];
+    for (int i = 0; i < n; i++)
+        if (all[SPLIT_FIELDS * i + 1] != MPI_UNDEFINED)
+            records[m++] = (struct split_record){ all[SPLIT_FIELDS * i + 1], 0, all[SPLIT_FIELDS * i + 2], i };
+    qsort(records, (size_t)m, sizeof *records, split_record_cmp);
+    for (int start = 0, end; start < m && rc == MPI_SUCCESS; start = end, ncolors++) {
+        for (end = start; end < m && records[end].color == records[start].color; end++)
+            ;
+        for (int i = start; i < end; i++) {
+            int expect = all[SPLIT_FIELDS * records[i].index + 3];
+            if (expect >= 0 && expect != end - start)
+                rc = MPI_ERR_GROUP;     /* members passed different groups */
+        }
+    }
+    /* Every member got the same verdict: all agree on ids, or none does. */
+    uint32_t base = rc == MPI_SUCCESS && ncolors > 0 ? agree_context_id(parent) : CONTEXT_ID_NONE;
+    if (base != CONTEXT_ID_NONE)
+        context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
+    for (int start = 0, end, color = 0; start < m && rc == MPI_SUCCESS; start = end, color++) {
+        for (end = start; end < m && records[end].color == records[start].color; end++)
+            ;
+        int me = -1;
+        for (int i = start; i < end; i++) {
+            members[i - start] = core->members[records[i].index];
+            if (records[i].index == parent->rank)
+                me = i - start;
+        }
+        if (me < 0)
+            continue;
+        int size = end - start;
+        out->core = shared_core_take(base + 2 * (uint32_t)color, members, size, local_count(members, size));
+        out->rank = me;
+        if (out->core == NULL)
+            rc = MPI_ERR_NO_MEM;
+    }
+    free(all);
+    free(records);
+    free(members);
+    return rc;
+}
+
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out)
 {
@@ -562,6 +684,8 @@ int comm_build(struct strand_comm *parent, enum build_kind kind, const struct bu
         out->rank = parent->rank;
         return rc;
     }
+    if (spans && kind == BUILD_SPLIT && exchange == NULL && !core->is_inter)
+        return split_spanning(parent, req, out);
     /* Every member sees the same answer, so all fail together. */
     if (spans)
         return MPI_ERR_UNSUPPORTED_OPERATION;

@@ -53,10 +53,14 @@ static struct comm_core *leader_connect(struct strand_comm *local, MPI_Comm peer
             their_ranks[i] = strand_node.ranks[their_world[i]];
     }
     /* The builder passes its core by pointer: both groups must live in
-     * this node process (doc/limits.md). Both leaders see the same. */
+     * this node process (doc/limits.md). Both leaders must reach the same
+     * verdict: each looks at both groups and the other leader (leaders in
+     * one node process see the same union; in two, each sees the other
+     * remote). */
     if (*rc == MPI_SUCCESS && (theirs.leader_world_rank < 0 || theirs.leader_world_rank >= strand_node.config.nranks))
         *rc = MPI_ERR_INTERN;
     if (*rc == MPI_SUCCESS && (comm_members_span_nodes(their_ranks, theirs.size) ||
+                               comm_members_span_nodes(lc->local_members, mine.size) ||
                                strand_node.ranks[theirs.leader_world_rank]->remote != NULL))
         *rc = MPI_ERR_UNSUPPORTED_OPERATION;
     if (*rc == MPI_SUCCESS) {
@@ -110,7 +114,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     struct build_result res;
     rc = comm_build(local, BUILD_ADOPT, &req, NULL, &res);
     if (rc != MPI_SUCCESS)
-        return error_report(local_comm, rc, where, "invalid arguments, or the leaders could not connect");
+        return error_report(local_comm, rc, where, "%s",
+                            rc == MPI_ERR_UNSUPPORTED_OPERATION ? COMM_SPANS_NODES_TEXT
+                                                                : "invalid arguments, or the leaders could not connect");
     struct strand_comm *c = comm_handle_for(res.core, res.rank, local);
     if (c == NULL)
         return error_report(local_comm, MPI_ERR_NO_MEM, where, "out of memory");

@@ -8,9 +8,12 @@
  *   - collectives work on the duplicate (allreduce, bcast);
  *   - 100 dup/free cycles (more than the 32 dups in flight a communicator
  *     keeps) and a dup of a dup work;
- *   - MPI_Comm_split of a communicator spanning node processes fails
- *     cleanly with MPI_ERR_UNSUPPORTED_OPERATION when run over several node
- *     processes (it is not supported yet, doc/limits.md).
+ *   - MPI_Comm_split (odd and even ranks, keys reversing the order) and
+ *     MPI_Comm_create (a group of the first half) of the duplicate: sizes,
+ *     ranks, a ring and an allreduce on the results;
+ *   - with the argument "multi-node": MPI_Win_create over a communicator
+ *     spanning node processes fails cleanly with
+ *     MPI_ERR_UNSUPPORTED_OPERATION (not supported yet, doc/limits.md).
  * Minimum ranks: 2.
  */
 #include "testutil.h"
@@ -65,13 +68,51 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Comm_free(&d));
     }
 
-    if (argc > 1 && strcmp(argv[1], "split-unsupported") == 0) {
-        MPI_Comm half = MPI_COMM_NULL;
+    MPI_Comm parity;
+    CHECK_RC(MPI_Comm_split(dup, rank % 2, size - rank, &parity));
+    int psize = -1, prank = -1, nsame = (size + 1 - rank % 2) / 2;
+    MPI_Comm_size(parity, &psize);
+    MPI_Comm_rank(parity, &prank);
+    CHECK(psize == nsame, "split: size %d, expected %d", psize, nsame);
+    CHECK(prank == nsame - 1 - rank / 2, "split: rank %d, expected %d (keys reverse the order)", prank,
+          nsame - 1 - rank / 2);
+    if (psize > 1)
+        errs += ring_on(parity, prank, psize, 11);
+    int psum = 0;
+    CHECK_RC(MPI_Allreduce(&rank, &psum, 1, MPI_INT, MPI_SUM, parity));
+    int want = 0;
+    for (int r = rank % 2; r < size; r += 2)
+        want += r;
+    CHECK(psum == want, "allreduce on a split: %d, expected %d", psum, want);
+    CHECK_RC(MPI_Comm_free(&parity));
+
+    MPI_Group world_group, first_half;
+    int range[1][3] = { { 0, (size - 1) / 2, 1 } };
+    MPI_Comm_group(dup, &world_group);
+    MPI_Group_range_incl(world_group, 1, range, &first_half);
+    MPI_Comm created;
+    CHECK_RC(MPI_Comm_create(dup, first_half, &created));
+    if (rank <= (size - 1) / 2) {
+        int csize = -1;
+        MPI_Comm_size(created, &csize);
+        CHECK(csize == (size - 1) / 2 + 1, "create: size %d", csize);
+        int csum = 0;
+        CHECK_RC(MPI_Allreduce(&rank, &csum, 1, MPI_INT, MPI_SUM, created));
+        CHECK(csum == csize * (csize - 1) / 2, "allreduce on a created communicator: %d", csum);
+        CHECK_RC(MPI_Comm_free(&created));
+    } else {
+        CHECK(created == MPI_COMM_NULL, "create gave a communicator to a non-member");
+    }
+    MPI_Group_free(&first_half);
+    MPI_Group_free(&world_group);
+
+    if (argc > 1 && strcmp(argv[1], "multi-node") == 0) {
+        MPI_Win win = MPI_WIN_NULL;
+        int cell = 0;
         MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-        int rc = MPI_Comm_split(dup, rank % 2, rank, &half);
+        int rc = MPI_Win_create(&cell, sizeof cell, 1, MPI_INFO_NULL, dup, &win);
         CHECK(tu_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION,
-              "split across node processes: class %d, expected MPI_ERR_UNSUPPORTED_OPERATION", tu_class(rc));
-        CHECK(half == MPI_COMM_NULL, "failed split returned a communicator");
+              "window across node processes: class %d, expected MPI_ERR_UNSUPPORTED_OPERATION", tu_class(rc));
     }
     CHECK_RC(MPI_Comm_free(&dup));
     return tu_finish(errs);
