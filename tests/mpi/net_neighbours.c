@@ -31,6 +31,24 @@ static int sockets_open(void)
     return n;
 }
 
+/* A token twice around the ring: after it, every rank has passed this
+ * point (the first round), and nobody has left before all did (the
+ * second). Only ring neighbours talk, so no new connection opens. */
+static void ring_barrier(int rank, int size)
+{
+    int token = 0;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int round = 0; round < 2; round++) {
+        if (rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, right, 100 + round, MPI_COMM_WORLD);
+            MPI_Recv(&token, 1, MPI_INT, left, 100 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&token, 1, MPI_INT, left, 100 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&token, 1, MPI_INT, right, 100 + round, MPI_COMM_WORLD);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int errs = 0, rank, size, got = -1;
@@ -49,5 +67,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "one-rank-per-node") == 0)
         CHECK(sockets >= 1 && sockets <= 3,
               "%d sockets open after a ring exchange (expected 1 to 3: listening, right, left)", sockets);
+    /* Collecting the results talks to rank 0: not before everyone counted. */
+    ring_barrier(rank, size);
     return tu_finish(errs);
 }
