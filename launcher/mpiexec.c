@@ -20,12 +20,21 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../src/net/layout.h"
 #include "foreign.h"
 
 struct options {
     long nranks;
+    long nnodes;            /* node processes (0: from the hosts, else 1) */
+    long ppn;               /* ranks per node process (0: balanced blocks) */
+    const char *hosts;      /* comma-separated, from -hosts or -hostfile */
+    const char *launcher;   /* "fork" or "ssh", NULL: fork for this machine */
     const char *bind; /* "cores", "none", or NULL for the default */
     int prefix_output;
     const char *stack_size;
@@ -62,7 +71,9 @@ static const char usage_text[] =
     "after S seconds is killed and mpiexec exits with 124.\n"
     "\n"
     "Exit status: the program's (the highest of its ranks'), or 128+N if signal\n"
-    "N killed it; 127 if the program could not be started; 2 for bad options.\n";
+    "N killed it; 127 if the program could not be started; 2 for bad options.\n"
+    "With several node processes: the highest status among them; when one aborts\n"
+    "(MPI_Abort, a fatal MPI error) or is killed, mpiexec ends all the others.\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *what)
 {
@@ -138,6 +149,39 @@ static int is_option(const char *arg, const char *name)
     return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
 
+/* -hostfile: one host per line, '#' comments, blank lines skipped;
+ * returned as a comma-separated list like -hosts. */
+static const char *hosts_from_file(const char *path)
+{
+    if (path == NULL)
+        usage_error("%s needs a file name", "-hostfile");
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "mpiexec: cannot read the host file %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    size_t cap = 256, len = 0;
+    char *list = malloc(cap), line[1024];
+    list[0] = '\0';
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "#\r\n")] = '\0';
+        char *host = line + strspn(line, " \t");
+        host[strcspn(host, " \t:")] = '\0';
+        if (*host == '\0')
+            continue;
+        size_t n = strlen(host);
+        while (len + n + 2 > cap)
+            list = realloc(list, cap *= 2);
+        len += (size_t)sprintf(list + len, "%s%s", len > 0 ? "," : "", host);
+    }
+    fclose(f);
+    if (len == 0) {
+        fprintf(stderr, "mpiexec: the host file %s names no host\n", path);
+        exit(2);
+    }
+    return list;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
     int i;
@@ -172,6 +216,23 @@ static void parse_options(int argc, char **argv, struct options *o)
             static char text[24];
             snprintf(text, sizeof text, "%ld", parse_count(name, option_value(argv, &i, name)));
             o->universe_size = text;
+        } else if (is_option(a, "--nodes")) {
+            o->nnodes = parse_count("--nodes", option_value(argv, &i, "--nodes"));
+        } else if (is_option(a, "-ppn") || is_option(a, "--ppn")) {
+            const char *name = a[1] == '-' ? "--ppn" : "-ppn";
+            o->ppn = parse_count(name, option_value(argv, &i, name));
+        } else if (is_option(a, "-hosts") || is_option(a, "--hosts")) {
+            const char *name = a[1] == '-' ? "--hosts" : "-hosts";
+            o->hosts = option_value(argv, &i, name);
+            if (o->hosts == NULL || *o->hosts == '\0')
+                usage_error("%s needs a comma-separated list of hosts", name);
+        } else if (is_option(a, "-hostfile") || is_option(a, "--hostfile") || is_option(a, "-f")) {
+            const char *name = a[1] == '-' ? "--hostfile" : a[1] == 'f' ? "-f" : "-hostfile";
+            o->hosts = hosts_from_file(option_value(argv, &i, name));
+        } else if (is_option(a, "--launcher")) {
+            o->launcher = option_value(argv, &i, "--launcher");
+            if (o->launcher == NULL || (strcmp(o->launcher, "fork") != 0 && strcmp(o->launcher, "ssh") != 0))
+                usage_error("--launcher must be fork or ssh, not '%s'", o->launcher ? o->launcher : "");
         } else {
             usage_error("unknown option '%s'", a);
         }
@@ -216,6 +277,17 @@ static volatile sig_atomic_t program_group;
 
 static volatile sig_atomic_t timed_out;
 
+/* Installs `handler` for `sig`; interrupted system calls restart. */
+static void on_signal(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, NULL);
+}
+
 /* MPIEXEC_TIMEOUT expired: end the whole job at once. */
 static void kill_on_timeout(int sig)
 {
@@ -231,12 +303,7 @@ static void arm_time_limit(void)
     if (text == NULL || *text == '\0')
         return;
     unsigned seconds = (unsigned)parse_count("MPIEXEC_TIMEOUT", text);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = kill_on_timeout;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
+    on_signal(SIGALRM, kill_on_timeout);
     alarm(seconds);
 }
 
@@ -257,13 +324,8 @@ static void block_forwarded_signals(sigset_t *old)
 
 static void install_forwarding(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
     for (size_t i = 0; i < NFORWARDED; i++)
-        sigaction(forwarded_signals[i], &sa, NULL);
+        on_signal(forwarded_signals[i], forward_signal);
 }
 
 /* In the child: a process group of its own (so that signals reach all its
@@ -344,6 +406,23 @@ static int wait_for_program(pid_t child, const char *name)
     return 128 + sig;
 }
 
+/* The job's processes (process group `group`) were forked: it gets the
+ * terminal and the time limit, signals are let through again. Returns
+ * true when a process could not exec the program (its errno in *err). */
+static int job_started(pid_t group, const sigset_t *old_mask, int report[2], int *err)
+{
+    program_group = group;
+    give_terminal(group);
+    arm_time_limit();
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
+    close(report[1]);
+    ssize_t n;
+    while ((n = read(report[0], err, sizeof *err)) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    return n == (ssize_t)sizeof *err;
+}
+
 static int run_program(char **argv)
 {
     int report[2], err = 0;
@@ -362,22 +441,292 @@ static int run_program(char **argv)
     if (child == 0)
         exec_program(argv, &old_mask, report[1]);
     setpgid(child, child); /* also here: no race with a signal sent right away */
-    program_group = child;
-    give_terminal(child);
-    arm_time_limit();
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    close(report[1]);
-    ssize_t n;
-    while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR)
-        ;
-    close(report[0]);
-    if (n == (ssize_t)sizeof err) {
+    if (job_started(child, &old_mask, report, &err)) {
         waitpid(child, NULL, 0);
         take_terminal_back();
         fprintf(stderr, "mpiexec: cannot run %s: %s\n", argv[0], strerror(err));
         return err == ENOENT ? 127 : 126;
     }
     return wait_for_program(child, argv[0]);
+}
+
+/* ---- several node processes ------------------------------------------- */
+
+struct node_plan {
+    int nnodes, nranks, ppn;
+    char **hosts;           /* per node */
+    int base_port;
+    pid_t *pids;            /* per node, 0 once it ended */
+};
+
+static int host_is_this_machine(const char *host)
+{
+    char name[256];
+    if (strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0)
+        return 1;
+    if (gethostname(name, sizeof name) == 0 && strcmp(host, name) == 0)
+        return 1;
+    return 0;
+}
+
+static int port_is_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Node j listens on base + j: a base whose K ports are free now (checked
+ * on this machine; STRAND_NET_PORT overrides). */
+static int choose_base_port(int nnodes)
+{
+    const char *fixed = getenv("STRAND_NET_PORT");
+    if (fixed != NULL && *fixed != '\0')
+        return (int)parse_count("STRAND_NET_PORT", fixed);
+    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+    for (int attempt = 0; attempt < 64; attempt++) {
+        int base = 20000 + (int)((seed + (unsigned)attempt * 7919u) % (unsigned)(40000 - nnodes));
+        int free_all = 1;
+        for (int j = 0; j < nnodes && free_all; j++)
+            free_all = port_is_free(base + j);
+        if (free_all)
+            return base;
+    }
+    fprintf(stderr, "mpiexec: found no %d free consecutive TCP ports; set STRAND_NET_PORT\n", nnodes);
+    exit(2);
+}
+
+/* False for the plain one-process job (no node options). */
+static int plan_nodes(const struct options *o, struct node_plan *p)
+{
+    int nhosts = 0;
+    char **hosts = NULL;
+    if (o->hosts != NULL) {
+        char *copy = strdup(o->hosts), *save = NULL;
+        for (char *h = strtok_r(copy, ",", &save); h != NULL; h = strtok_r(NULL, ",", &save)) {
+            hosts = realloc(hosts, (size_t)(nhosts + 1) * sizeof *hosts);
+            hosts[nhosts++] = h;
+        }
+    }
+    long nnodes = o->nnodes;
+    if (nnodes == 0 && o->ppn > 0)
+        nnodes = (o->nranks + o->ppn - 1) / o->ppn;
+    if (nnodes == 0)
+        nnodes = nhosts > 0 ? nhosts : 1;
+    if (nnodes == 1 && nhosts <= 1 && (nhosts == 0 || host_is_this_machine(hosts[0])))
+        return 0;
+    if (nnodes > o->nranks) {
+        fprintf(stderr, "mpiexec: %ld node processes for %ld ranks: every node process needs a rank\n",
+                nnodes, o->nranks);
+        exit(2);
+    }
+    if (o->ppn > 0 && (long)o->ppn * nnodes < o->nranks) {
+        fprintf(stderr, "mpiexec: -ppn %ld on %ld node processes holds only %ld of the %ld ranks\n",
+                o->ppn, nnodes, o->ppn * nnodes, o->nranks);
+        exit(2);
+    }
+    if (o->ppn > 0 && (long)o->ppn * (nnodes - 1) >= o->nranks) {
+        fprintf(stderr, "mpiexec: -ppn %ld leaves node process %ld without a rank\n", o->ppn, nnodes - 1);
+        exit(2);
+    }
+    p->nnodes = (int)nnodes;
+    p->nranks = (int)o->nranks;
+    p->ppn = (int)o->ppn;
+    p->hosts = calloc((size_t)nnodes, sizeof *p->hosts);
+    for (int j = 0; j < nnodes; j++) {
+        p->hosts[j] = nhosts > 0 ? hosts[j % nhosts] : "127.0.0.1";
+        if (!host_is_this_machine(p->hosts[j])) {
+            fprintf(stderr, "mpiexec: host %s is not this machine: starting node processes there needs "
+                            "the ssh launcher (--launcher ssh), which is not implemented yet; "
+                            "run every node process here (--nodes K without -hosts)\n", p->hosts[j]);
+            exit(2);
+        }
+    }
+    if (o->launcher != NULL && strcmp(o->launcher, "ssh") == 0) {
+        fprintf(stderr, "mpiexec: --launcher ssh is not implemented yet; use --launcher fork "
+                        "(node processes on this machine)\n");
+        exit(2);
+    }
+    p->base_port = choose_base_port(p->nnodes);
+    p->pids = calloc((size_t)nnodes, sizeof *p->pids);
+    return 1;
+}
+
+/* SIGUSR1 from a node process: it is aborting (strand_job_abort). */
+static volatile sig_atomic_t node_aborted;
+
+static void note_abort(int sig)
+{
+    (void)sig;
+    node_aborted = 1;
+}
+
+static void set_node_environment(const struct node_plan *p, int node)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%d", p->nnodes);
+    setenv("STRAND_NODES", text, 1);
+    snprintf(text, sizeof text, "%d", node);
+    setenv("STRAND_NODE_INDEX", text, 1);
+    snprintf(text, sizeof text, "%d", p->base_port);
+    setenv("STRAND_NET_PORT", text, 1);
+    if (p->ppn > 0) {
+        snprintf(text, sizeof text, "%d", p->ppn);
+        setenv("STRAND_PPN", text, 1);
+    }
+}
+
+static void set_job_environment(const struct node_plan *p)
+{
+    size_t len = 1;
+    for (int j = 0; j < p->nnodes; j++)
+        len += strlen(p->hosts[j]) + 1;
+    char *list = malloc(len);
+    list[0] = '\0';
+    for (int j = 0; j < p->nnodes; j++) {
+        if (j > 0)
+            strcat(list, ",");
+        strcat(list, p->hosts[j]);
+    }
+    setenv("STRAND_NET_HOSTS", list, 1);
+    free(list);
+    char id[32];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
+                                       ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
+    setenv("STRAND_JOB_ID", id, 1);
+    snprintf(id, sizeof id, "%ld", (long)getpid());
+    setenv("STRAND_LAUNCHER_PID", id, 1);
+    on_signal(SIGUSR1, note_abort);
+}
+
+static void describe_node(const struct node_plan *p, int node, char *out, size_t len)
+{
+    int first = net_node_first_rank(p->nranks, p->nnodes, p->ppn, node);
+    int end = net_node_first_rank(p->nranks, p->nnodes, p->ppn, node + 1);
+    if (end - first == 1)
+        snprintf(out, len, "node %d (rank %d)", node, first);
+    else
+        snprintf(out, len, "node %d (ranks %d-%d)", node, first, end - 1);
+}
+
+static int node_of_pid(const struct node_plan *p, pid_t pid)
+{
+    for (int j = 0; j < p->nnodes; j++)
+        if (p->pids[j] == pid)
+            return j;
+    return -1;
+}
+
+/* Every node process is in one process group (the first one's): signals,
+ * the time limit and the end of the job reach all of them at once. Each
+ * also dies with mpiexec (PR_SET_PDEATHSIG), so none is left orphaned. */
+static int start_nodes(struct node_plan *p, char **argv, const sigset_t *mask, int report_fd)
+{
+    pid_t group = 0;
+    for (int j = 0; j < p->nnodes; j++) {
+        set_node_environment(p, j);
+        pid_t child = fork();
+        if (child < 0) {
+            perror("mpiexec: fork");
+            if (group > 0)
+                kill(-group, SIGKILL);
+            return -1;
+        }
+        if (child == 0) {
+            setpgid(0, group);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() == 1)
+                _exit(1);
+            for (size_t i = 0; i < NFORWARDED; i++)
+                signal(forwarded_signals[i], SIG_DFL);
+            sigprocmask(SIG_SETMASK, mask, NULL);
+            execvp(argv[0], argv);
+            int err = errno;
+            (void)!write(report_fd, &err, sizeof err);
+            _exit(127);
+        }
+        setpgid(child, group == 0 ? child : group);
+        if (group == 0)
+            group = child;
+        p->pids[j] = child;
+    }
+    return group;
+}
+
+static int run_nodes(struct node_plan *p, char **argv)
+{
+    int report[2], err = 0;
+    sigset_t old_mask;
+    set_job_environment(p);
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        perror("mpiexec: pipe");
+        return 127;
+    }
+    block_forwarded_signals(&old_mask);
+    install_forwarding();
+    pid_t group = start_nodes(p, argv, &old_mask, report[1]);
+    if (group < 0)
+        return 127;
+    if (job_started(group, &old_mask, report, &err)) {
+        kill(-group, SIGKILL);
+        while (waitpid(-group, NULL, 0) > 0 || errno == EINTR)
+            ;
+        take_terminal_back();
+        fprintf(stderr, "mpiexec: cannot run %s: %s\n", argv[0], strerror(err));
+        return err == ENOENT ? 127 : 126;
+    }
+    int running = p->nnodes, result = 0, ending = 0;
+    while (running > 0) {
+        int status;
+        pid_t got = waitpid(-group, &status, WUNTRACED);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        if (WIFSTOPPED(status)) {
+            follow_stop(group);
+            continue;
+        }
+        int node = node_of_pid(p, got);
+        if (node < 0)
+            continue;
+        p->pids[node] = 0;
+        running--;
+        if (ending)
+            continue;   /* killed by us: its status is not the job's */
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code > result)
+            result = code;
+        /* A node whose ranks all ended (even with a non-zero status) lets
+         * the others finish; an abort or a death ends the job. */
+        if (code == 0 || (WIFEXITED(status) && !node_aborted))
+            continue;
+        char who[64];
+        describe_node(p, node, who, sizeof who);
+        if (timed_out)
+            ;
+        else if (WIFSIGNALED(status))
+            fprintf(stderr, "mpiexec: %s was killed by signal %d (%s); ending the job\n", who,
+                    WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else if (running > 0)
+            fprintf(stderr, "mpiexec: %s aborted with status %d; ending the job\n", who, code);
+        ending = 1;
+        kill(-group, SIGKILL);
+    }
+    take_terminal_back();
+    if (timed_out) {
+        fprintf(stderr, "mpiexec: %s exceeded the time limit (MPIEXEC_TIMEOUT=%s s) and was killed\n",
+                argv[0], getenv("MPIEXEC_TIMEOUT"));
+        return 124;
+    }
+    return result;
 }
 
 int main(int argc, char **argv)
@@ -387,5 +736,8 @@ int main(int argc, char **argv)
     set_environment(&o);
     if (foreign_mpi_check(o.program_argv[0], o.nranks) != 0)
         return 1;
-    return run_program(o.program_argv);
+    struct node_plan plan;
+    if (!plan_nodes(&o, &plan))
+        return run_program(o.program_argv);
+    return run_nodes(&plan, o.program_argv);
 }

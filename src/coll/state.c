@@ -16,7 +16,8 @@ static struct coll_core *state_create(int nslots)
     memset(cc, 0, bytes);
     cc->nslots = nslots;
     cc->eager_depth = nslots <= COLL_EAGER_SMALL_COMM ? COLL_EAGER_DEPTH_SMALL_COMM : COLL_EAGER_DEPTH;
-    /* Every member is in this node process: shared-address-space algorithms. */
+    /* Every member in this node process: shared-address-space algorithms
+     * (coll_comm_attach switches cores spanning node processes). */
     cc->algo = &coll_shm_algorithms;
     return cc;
 }
@@ -26,6 +27,9 @@ int coll_comm_attach(struct comm_core *core)
     struct coll_core *cc = state_create(core->size);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
+    /* The algorithm table follows locality, chosen once per core. */
+    if (comm_members_span_nodes(core->members, core->size))
+        cc->algo = &coll_p2p_algorithms;
     cc->nsides = 1;
     cc->side[0] = cc->side[1] = core;
     cc->size[0] = cc->size[1] = core->size;

@@ -69,11 +69,18 @@ int comm_world_create(struct world *w)
 {
     if (w->id == 0)
         attr_universe_size = strand_node.config.universe_size > 0 ? strand_node.config.universe_size : w->size;
-    w->core = comm_intra_core_create(w->ranks, w->size, w->context_id, w->size + 1);
+    int nlocal = 0;
+    for (int i = 0; i < w->size; i++)
+        nlocal += w->ranks[i]->remote == NULL;
+    /* The world holds one reference until comm_world_destroy, each local
+     * rank's handle one. */
+    w->core = comm_intra_core_create(w->ranks, w->size, w->context_id, nlocal + 1);
     if (w->core == NULL)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < w->size; i++) {
         struct rank *r = w->ranks[i];
+        if (r->remote != NULL)
+            continue;   /* a rank of another node process: its handles live there */
         r->comm_world = predefined_handle(w->core, i, MPI_COMM_WORLD, "MPI_COMM_WORLD");
         if (r->comm_world == NULL)
             return MPI_ERR_NO_MEM;
@@ -426,6 +433,8 @@ static int build_report(MPI_Comm comm, int rc, const char *where)
                                              "or members passed different groups");
     case MPI_ERR_NO_MEM:
         return error_report(comm, rc, where, "out of memory or out of context ids");
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+        return error_report(comm, rc, where, COMM_SPANS_NODES_TEXT);
     default:
         return error_report(comm, rc, where, "invalid arguments on this or another member");
     }

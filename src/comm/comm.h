@@ -97,6 +97,24 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
     return comm != NULL && comm->magic == COMM_MAGIC ? comm : NULL;
 }
 
+/* True when some member lives in another node process (a proxy rank).
+ * Constructors and windows over such members are not supported yet: they
+ * meet and share pointers in one address space (doc/limits.md). */
+static inline bool comm_members_span_nodes(struct rank *const *members, int n)
+{
+    if (strand_node.nlocal == strand_node.config.nranks)
+        return false;   /* the job is this node process: no scan */
+    for (int i = 0; i < n; i++)
+        if (members[i]->remote != NULL)
+            return true;
+    return false;
+}
+
+/* The text of MPI_ERR_UNSUPPORTED_OPERATION from a constructor. */
+#define COMM_SPANS_NODES_TEXT \
+    "the communicator spans several node processes: this constructor is not supported across them yet " \
+    "(see doc/limits.md)"
+
 /* Size of the caller's own group (MPI_Comm_size). */
 static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
 
@@ -188,5 +206,12 @@ void comm_handle_discard(struct strand_comm *c);
 #define CONTEXT_ID_NONE UINT32_MAX
 uint32_t context_id_alloc(void);
 void context_id_free(uint32_t id);
+/* Communicators spanning node processes take ids from a separate space
+ * (>= CONTEXT_ID_GLOBAL_BASE, never recycled): a member proposes the
+ * next id of its process, the maximum proposal is agreed on, and every
+ * process then skips past it. */
+#define CONTEXT_ID_GLOBAL_BASE 0x40000000u
+uint32_t context_id_propose_global(void);
+void context_id_seen_global(uint32_t id);
 
 #endif

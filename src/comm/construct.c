@@ -20,6 +20,7 @@
 #include "../coll/coll.h"
 #include "../core/errhandler.h"
 #include "../util/lock.h"
+#include "../pt2pt/pt2pt.h"
 #include "comm.h"
 
 struct build_entry {
@@ -266,12 +267,14 @@ static void results_release(struct build_slot *slot)
 }
 
 /* Side 0's core of a copy of the parent's group(s), one reference per member. */
-static struct comm_core *dup_core(const struct comm_core *parent)
+/* `id`: CONTEXT_ID_NONE for a fresh process-local id, else the id the
+ * node processes agreed on; `refs`: the members in this node process. */
+static struct comm_core *dup_core(const struct comm_core *parent, uint32_t id, int refs)
 {
     const struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
     int size0 = side0->local_size;
     return parent->is_inter ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, side0->size)
-                            : comm_intra_core_create(side0->members, size0, CONTEXT_ID_NONE, size0);
+                            : comm_intra_core_create(side0->members, size0, id, refs);
 }
 
 /* After a slot changed state: wake the members sleeping on it. */
@@ -318,8 +321,10 @@ static void dup_wait_change(struct comm_context *ctx, struct dup_slot *slot, uin
     lite_unlock(&ctx->waiters_lock);
 }
 
-/* Takes this member's share of dup number `d` (counted from DUP_RING). */
-static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *out)
+/* Takes this member's share of dup number `d` (counted from DUP_RING),
+ * which the first of the `local` members of this node process to arrive
+ * builds with context id `id` (see dup_core). */
+static int dup_take(struct comm_core *parent, uint64_t d, uint32_t id, int local, struct build_result *out)
 {
     struct comm_context *ctx = parent->context;
     struct dup_slot *slot = &ctx->dups[d % DUP_RING];
@@ -331,8 +336,8 @@ static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *o
             if (!atomic_compare_exchange_strong_explicit(&slot->state, &s, d << 2 | DUP_BUILDING,
                                                          memory_order_acq_rel, memory_order_acquire))
                 continue;
-            slot->core = dup_core(parent);
-            atomic_store_explicit(&slot->untaken, ctx->slot.nentries, memory_order_relaxed);
+            slot->core = dup_core(parent, id, local);
+            atomic_store_explicit(&slot->untaken, local, memory_order_relaxed);
             atomic_store_explicit(&slot->state, d << 2 | DUP_READY, memory_order_release);
             dup_notify(ctx, slot);
             break;
@@ -353,7 +358,7 @@ static int dup_take(struct comm_core *parent, uint64_t d, struct build_result *o
 
 static int build_dup(struct comm_core *parent, struct build_slot *slot)
 {
-    struct comm_core *core = dup_core(parent);
+    struct comm_core *core = dup_core(parent, CONTEXT_ID_NONE, parent->local_size);
     if (core == NULL)
         return MPI_ERR_NO_MEM;
     const struct comm_core *side0 = core;
@@ -541,17 +546,192 @@ static int build_run(struct comm_core *parent, struct build_slot *slot, enum bui
     return rc;
 }
 
+/* Members in this node process. */
+static int local_count(struct rank *const *members, int n)
+{
+    int local = 0;
+    for (int i = 0; i < n; i++)
+        local += members[i]->remote == NULL;
+    return local;
+}
+
+/* A context id every node process of `parent` agrees on (its members'
+ * proposals, maximum taken at member 0 and sent back): library-internal
+ * messages on the parent's collective context, which is safe because the
+ * call is collective on `parent`. */
+static uint32_t agree_context_id(struct strand_comm *parent)
+{
+    enum { AGREE_TAG = 1 };     /* the collective algorithms use tag 0 */
+    struct strand_comm *c = parent;
+    uint32_t context = c->core->context_id + 1, mine = context_id_propose_global(), agreed = mine;
+    int n = c->core->size;
+    struct strand_request req;
+    if (c->rank == 0) {
+        for (int i = 1; i < n; i++) {
+            uint32_t theirs = 0;
+            pt2pt_irecv_internal(&req, c, context, &theirs, 1, MPI_UINT32_T, i, AGREE_TAG);
+            pt2pt_wait_internal(&req);
+            if (theirs > agreed)
+                agreed = theirs;
+        }
+        for (int i = 1; i < n; i++) {
+            pt2pt_isend_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, i, AGREE_TAG);
+            pt2pt_wait_internal(&req);
+        }
+    } else {
+        pt2pt_isend_internal(&req, c, context, &mine, 1, MPI_UINT32_T, 0, AGREE_TAG);
+        pt2pt_wait_internal(&req);
+        pt2pt_irecv_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, 0, AGREE_TAG);
+        pt2pt_wait_internal(&req);
+    }
+    context_id_seen_global(agreed);
+    return agreed;
+}
+
+/* Cores of communicators spanning node processes, being handed out to
+ * the local members of each: the first to arrive builds, the last to take
+ * removes the entry. Keyed by the agreed context id, unique per process. */
+struct shared_core {
+    uint32_t id;
+    struct comm_core *core;         /* NULL: out of memory, for everyone */
+    int untaken;
+    struct shared_core *next;
+};
+static struct lite_lock shared_cores_lock = LITE_LOCK_INIT;
+static struct shared_core *shared_cores;
+
+static struct comm_core *shared_core_take(uint32_t id, struct rank **members, int size, int local)
+{
+    lite_lock(&shared_cores_lock);
+    struct shared_core **link = &shared_cores;
+    while (*link != NULL && (*link)->id != id)
+        link = &(*link)->next;
+    struct shared_core *e = *link;
+    if (e == NULL) {
+        e = malloc(sizeof *e);
+        if (e == NULL) {
+            lite_unlock(&shared_cores_lock);
+            return NULL;
+        }
+        *e = (struct shared_core){ id, comm_intra_core_create(members, size, id, local), local, NULL };
+        *link = e;
+    }
+    struct comm_core *core = e->core;
+    if (--e->untaken == 0) {
+        *link = e->next;
+        free(e);
+    }
+    lite_unlock(&shared_cores_lock);
+    return core;
+}
+
+/* Every member's request at every member: gathered at member 0 and sent
+ * back (internal messages on the parent's collective context). */
+enum { SPLIT_FIELDS = 4, SPLIT_TAG = 2 };
+
+static void split_requests_exchange(struct strand_comm *c, const struct build_request *req, int *all)
+{
+    uint32_t context = c->core->context_id + 1;
+    int n = c->core->size, mine[SPLIT_FIELDS] = { req->error, req->color, req->key, req->expect_size };
+    struct strand_request r;
+    if (c->rank == 0) {
+        memcpy(all, mine, sizeof mine);
+        for (int i = 1; i < n; i++) {
+            pt2pt_irecv_internal(&r, c, context, all + SPLIT_FIELDS * i, SPLIT_FIELDS, MPI_INT, i, SPLIT_TAG);
+            pt2pt_wait_internal(&r);
+        }
+        for (int i = 1; i < n; i++) {
+            pt2pt_isend_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, i, SPLIT_TAG);
+            pt2pt_wait_internal(&r);
+        }
+    } else {
+        pt2pt_isend_internal(&r, c, context, mine, SPLIT_FIELDS, MPI_INT, 0, SPLIT_TAG);
+        pt2pt_wait_internal(&r);
+        pt2pt_irecv_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, 0, SPLIT_TAG);
+        pt2pt_wait_internal(&r);
+    }
+}
+
+/* Split (and create, and topology constructors) of an intracommunicator
+ * spanning node processes: every member computes the same groups from
+ * everyone's request, the members agree on one context id per group, and
+ * each node process builds its own core of each group for its members. */
+static int split_spanning(struct strand_comm *parent, const struct build_request *req, struct build_result *out)
+{
+    struct comm_core *core = parent->core;
+    int n = core->size;
+    int *all = malloc((size_t)SPLIT_FIELDS * (size_t)n * sizeof *all);
+    struct split_record *records = malloc((size_t)n * sizeof *records);
+    struct rank **members = malloc((size_t)n * sizeof *members);
+    if (all == NULL || records == NULL || members == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory while splitting a communicator\n");
+    split_requests_exchange(parent, req, all);
+    *out = (struct build_result){ .core = NULL, .rank = -1 };
+    int rc = MPI_SUCCESS, m = 0, ncolors = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = all[SPLIT_FIELDS * i];
+    for (int i = 0; i < n; i++)
+        if (all[SPLIT_FIELDS * i + 1] != MPI_UNDEFINED)
+            records[m++] = (struct split_record){ all[SPLIT_FIELDS * i + 1], 0, all[SPLIT_FIELDS * i + 2], i };
+    qsort(records, (size_t)m, sizeof *records, split_record_cmp);
+    for (int start = 0, end; start < m && rc == MPI_SUCCESS; start = end, ncolors++) {
+        for (end = start; end < m && records[end].color == records[start].color; end++)
+            ;
+        for (int i = start; i < end; i++) {
+            int expect = all[SPLIT_FIELDS * records[i].index + 3];
+            if (expect >= 0 && expect != end - start)
+                rc = MPI_ERR_GROUP;     /* members passed different groups */
+        }
+    }
+    /* Every member got the same verdict: all agree on ids, or none does. */
+    uint32_t base = rc == MPI_SUCCESS && ncolors > 0 ? agree_context_id(parent) : CONTEXT_ID_NONE;
+    if (base != CONTEXT_ID_NONE)
+        context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
+    for (int start = 0, end, color = 0; start < m && rc == MPI_SUCCESS; start = end, color++) {
+        for (end = start; end < m && records[end].color == records[start].color; end++)
+            ;
+        int me = -1;
+        for (int i = start; i < end; i++) {
+            members[i - start] = core->members[records[i].index];
+            if (records[i].index == parent->rank)
+                me = i - start;
+        }
+        if (me < 0)
+            continue;
+        int size = end - start;
+        out->core = shared_core_take(base + 2 * (uint32_t)color, members, size, local_count(members, size));
+        out->rank = me;
+        if (out->core == NULL)
+            rc = MPI_ERR_NO_MEM;
+    }
+    free(all);
+    free(records);
+    free(members);
+    return rc;
+}
+
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out)
 {
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
-    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
+    bool spans = comm_members_span_nodes(core->members, core->size) ||
+                 comm_members_span_nodes(core->local_members, core->local_size);
+    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS && (!spans || !core->is_inter)) {
+        /* Across node processes each builds its own copy of the core, with
+         * a context id they agreed on. */
+        uint32_t id = spans ? agree_context_id(parent) : CONTEXT_ID_NONE;
+        int local = spans ? local_count(core->local_members, core->local_size) : slot->nentries;
         uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);
-        int rc = dup_take(core, DUP_RING + d, out);
+        int rc = dup_take(core, DUP_RING + d, id, local, out);
         out->rank = parent->rank;
         return rc;
     }
+    if (spans && kind == BUILD_SPLIT && exchange == NULL && !core->is_inter)
+        return split_spanning(parent, req, out);
+    /* Every member sees the same answer, so all fail together. */
+    if (spans)
+        return MPI_ERR_UNSUPPORTED_OPERATION;
     int me = participant_index(parent);
     struct build_entry *entry = &slot->entries[me];
     entry->rank = strand_self;

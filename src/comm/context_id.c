@@ -60,9 +60,25 @@ uint32_t context_id_alloc(void)
     return id_of(index);
 }
 
+static atomic_uint global_next = CONTEXT_ID_GLOBAL_BASE;
+
+uint32_t context_id_propose_global(void)
+{
+    return atomic_fetch_add_explicit(&global_next, 2, memory_order_relaxed);
+}
+
+void context_id_seen_global(uint32_t id)
+{
+    unsigned next = atomic_load_explicit(&global_next, memory_order_relaxed);
+    while (next < id + 2 &&
+           !atomic_compare_exchange_weak_explicit(&global_next, &next, id + 2, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
 void context_id_free(uint32_t id)
 {
-    if (id < COMM_CONTEXT_FIRST_FREE || id == CONTEXT_ID_NONE)
+    if (id < COMM_CONTEXT_FIRST_FREE || id == CONTEXT_ID_NONE || id >= CONTEXT_ID_GLOBAL_BASE)
         return;
     uint32_t index = index_of(id);
     atomic_uint *link = link_of(index, true);

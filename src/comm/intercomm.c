@@ -61,6 +61,15 @@ static struct comm_core *leader_connect(struct strand_comm *local, MPI_Comm peer
         if (their_ranks[i] == NULL)
             *rc = MPI_ERR_INTERN;
     }
+    /* The builder passes its core by pointer: both groups must live in
+     * this node process (doc/limits.md). Both leaders must reach the same
+     * verdict: each looks at both groups and the other leader (leaders in
+     * one node process see the same union; in two, each sees the other
+     * remote). */
+    if (*rc == MPI_SUCCESS && (comm_members_span_nodes(their_ranks, theirs.size) ||
+                               comm_members_span_nodes(lc->local_members, mine.size) ||
+                               comm_resolve(peer)->core->members[remote_leader]->remote != NULL))
+        *rc = MPI_ERR_UNSUPPORTED_OPERATION;
     if (*rc == MPI_SUCCESS) {
         /* Both leaders agree on who builds: the lower uid. */
         bool builder = mine.leader_uid < theirs.leader_uid;
@@ -112,7 +121,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     struct build_result res;
     rc = comm_build(local, BUILD_ADOPT, &req, NULL, &res);
     if (rc != MPI_SUCCESS)
-        return error_report(local_comm, rc, where, "invalid arguments, or the leaders could not connect");
+        return error_report(local_comm, rc, where, "%s",
+                            rc == MPI_ERR_UNSUPPORTED_OPERATION ? COMM_SPANS_NODES_TEXT
+                                                                : "invalid arguments, or the leaders could not connect");
     struct strand_comm *c = comm_handle_for(res.core, res.rank, local);
     if (c == NULL)
         return error_report(local_comm, MPI_ERR_NO_MEM, where, "out of memory");

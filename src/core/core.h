@@ -22,6 +22,8 @@
 #define STRAND_MPI_ALIAS(name) \
     extern __typeof__(P##name) name __attribute__((weak, alias("P" #name), visibility("default")))
 
+struct net_peer;
+
 enum rank_mpi_state { RANK_MPI_NOT_STARTED, RANK_MPI_INITIALIZED, RANK_MPI_FINALIZED };
 
 /* A rank sleeps on `seq` when it has nothing to do; whoever changes
@@ -42,6 +44,11 @@ struct rank {
     pthread_t program_thread;
     int exit_status;
     atomic_bool thread_ended;       /* its program thread returned from the rank's main */
+    /* NULL for a rank of this node process; for a rank of another node
+     * process, this struct is a proxy (no thread, no handles) and `remote`
+     * is its node process (src/net/net.h). Written once at start, so the
+     * sender's one branch reads a line every sender keeps shared. */
+    struct net_peer *remote;
     /* What a sender touches, in one cache line: the waiter (rank_wake reads
      * `sleepers` after delivering) and the mailbox's lock, queue ends and
      * envelope lists (pt2pt_state.h); the request pool starts the next. */
@@ -72,7 +79,9 @@ struct node_config {
 
 struct node {
     struct node_config config;
-    struct rank **ranks;            /* the initial world's, by world rank */
+    struct rank **ranks;            /* the initial world's, by world rank (proxies for
+                                     * ranks of other node processes) */
+    int first_local, nlocal;        /* the initial world's ranks this node process runs */
     struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter sleeps */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "../comm/comm.h"
+#include "../net/net.h"
 #include "../pt2pt/pt2pt.h"
 #include "core.h"
 
@@ -38,11 +40,24 @@ int strand_rank_is_main_thread(struct rank *r)
     return pthread_equal(r->program_thread, pthread_self());
 }
 
+/* In a job of several node processes, tells mpiexec that this exit is an
+ * abort (end every node process now), not a node whose ranks all ended
+ * with a non-zero status (let the others finish). Only to the mpiexec that
+ * started us, never to some other parent. */
+static void tell_launcher_abort(void)
+{
+    const char *launcher = getenv("STRAND_LAUNCHER_PID");
+    if (launcher != NULL && strtol(launcher, NULL, 10) == (long)getppid())
+        kill(getppid(), SIGUSR1);
+}
+
 _Noreturn void strand_job_abort(int status, const char *message)
 {
     if (message != NULL)
         fputs(message, stderr);
     fflush(NULL);
+    if (status != 0)
+        tell_launcher_abort();
     /* Not exit(): the runtime exports its own exit() for ranks. */
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
@@ -127,10 +142,15 @@ static int node_setup(void)
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
     atomic_store(&n->ranks_total, n->config.nranks);
     n->wtime_base = monotonic_seconds();
+    /* In a job over several node processes, world_create_initial has the
+     * network module make proxies of the other node processes' ranks. */
+    n->first_local = 0;
+    n->nlocal = n->config.nranks;
     n->initial_world = world_create_initial(n->config.nranks);
     if (n->initial_world == NULL)
         return MPI_ERR_NO_MEM;
     n->ranks = n->initial_world->ranks;
+    net_run();
     return MPI_SUCCESS;
 }
 
@@ -205,7 +225,7 @@ void strand_node_start_on_one_cpu(void)
  * confines every rank thread. */
 static void launch_confine(const struct node *n)
 {
-    if (!launch.requested || n->config.nranks <= n->ncores)
+    if (!launch.requested || n->nlocal <= n->ncores)
         return;
     if (sched_getaffinity(0, sizeof launch.cpus, &launch.cpus) != 0)
         return;
@@ -233,7 +253,7 @@ static void place_rank_thread(const struct rank *r, pthread_t thread)
 static void launch_spread(void)
 {
     struct node *n = &strand_node;
-    for (int i = 0; i < n->config.nranks; i++)
+    for (int i = n->first_local; i < n->first_local + n->nlocal; i++)
         if (!atomic_load(&n->ranks[i]->thread_ended) && n->ranks[i] != strand_self)
             place_rank_thread(n->ranks[i], n->ranks[i]->program_thread);
     pthread_setaffinity_np(launch.main_thread, sizeof launch.cpus, &launch.cpus);
@@ -242,7 +262,7 @@ static void launch_spread(void)
 
 void strand_rank_loaded(void)
 {
-    if (launch.active && atomic_fetch_add(&launch.ranks_loaded, 1) + 1 == strand_node.config.nranks)
+    if (launch.active && atomic_fetch_add(&launch.ranks_loaded, 1) + 1 == strand_node.nlocal)
         launch_spread();
 }
 
@@ -334,7 +354,7 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     if (n->config.bind_cores && (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0))
         n->config.bind_cores = false;
 
-    int nranks = n->config.nranks;
+    int nranks = n->nlocal;
     struct rank_start *starts = calloc((size_t)nranks, sizeof *starts);
     pthread_t *threads = calloc((size_t)nranks, sizeof *threads);
     if (starts == NULL || threads == NULL)
@@ -346,24 +366,26 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     pthread_attr_init(&attr);
     atomic_store(&n->ranks_running, nranks);
     for (int i = 0; i < nranks; i++) {
-        starts[i] = (struct rank_start){ n->ranks[i], rank_main, arg };
-        if (rank_stack_create(n->ranks[i], stack_size) != 0)
-            rank_thread_failed(i, nranks, errno);
-        pthread_attr_setstack(&attr, n->ranks[i]->stack_low, stack_size);
+        struct rank *r = n->ranks[n->first_local + i];
+        starts[i] = (struct rank_start){ r, rank_main, arg };
+        if (rank_stack_create(r, stack_size) != 0)
+            rank_thread_failed(n->first_local + i, n->config.nranks, errno);
+        pthread_attr_setstack(&attr, r->stack_low, stack_size);
         int rc = pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
         if (rc != 0)
-            rank_thread_failed(i, nranks, rc);
+            rank_thread_failed(n->first_local + i, n->config.nranks, rc);
     }
     pthread_attr_destroy(&attr);
     int status = 0;
     for (int i = 0; i < nranks; i++) {
         pthread_join(threads[i], NULL);
-        if (n->ranks[i]->exit_status > status)
-            status = n->ranks[i]->exit_status;
+        if (starts[i].rank->exit_status > status)
+            status = starts[i].rank->exit_status;
     }
     free(threads);
     free(starts);
     int spawned = world_wait_spawned();
+    net_end();
     return spawned > status ? spawned : status;
 }
 
@@ -381,9 +403,9 @@ int node_start_singleton(void)
             "started as threads; rebuild it with mpicc (it must be linked as a Strand program)\n");
     if (n->ranks != NULL)
         strand_job_abort(1, "Strand MPI: MPI_Init called from a thread that is not an MPI rank\n");
+    n->singleton = true;
     if (node_setup() != MPI_SUCCESS)
         return MPI_ERR_NO_MEM;
-    n->singleton = true;
     strand_self = n->ranks[0];
     strand_self->program_thread = pthread_self();
     return MPI_SUCCESS;

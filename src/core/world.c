@@ -9,6 +9,7 @@
 
 #include "../../privatize/privatize.h"
 #include "../comm/comm.h"
+#include "../net/net.h"
 #include "core.h"
 
 static struct {
@@ -49,8 +50,16 @@ static struct world *world_make(uint32_t id, int size, const int *appnums)
     w->uid_base = worlds.next_uid;
     worlds.next_uid += size;
     pthread_mutex_unlock(&worlds.lock);
+    /* The launched world of a job over several node processes: the
+     * network module puts proxies for the other node processes' ranks. */
+    if (id == 0 && !strand_node.singleton)
+        net_start(size, w->ranks, &strand_node.first_local, &strand_node.nlocal);
     for (int i = 0; i < size; i++) {
         w->appnums[i] = appnums != NULL ? appnums[i] : 0;
+        if (w->ranks[i] != NULL) {
+            w->ranks[i]->world = w;     /* a proxy */
+            continue;
+        }
         w->ranks[i] = rank_create(w, i);
         if (w->ranks[i] == NULL)
             goto fail;

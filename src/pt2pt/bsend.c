@@ -78,7 +78,7 @@ int bsend_start(struct rank *self, const struct message *m, struct rank *dest, c
     packed.buf = data;
     packed.count = (int)m->bytes;
     packed.type = MPI_BYTE;
-    if (mailbox_deliver(dest, &packed, true, &r->done) == DELIVERED)
+    if (pt2pt_deliver(dest, &packed, true, &r->done) == DELIVERED)
         completion_signal(&r->done);
     return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* Completing requests: the Wait/Test families, cancel, free, status. */
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "../net/net.h"
 #include "pt2pt.h"
 
 /* A null handle or an inactive persistent request completes at once with
@@ -386,6 +387,13 @@ static void mark_cancelled(struct strand_request *req)
     completion_signal(&req->done);
 }
 
+void pt2pt_send_cancelled(struct completion *done)
+{
+    /* Only requests' completions are lent to remote rendezvous sends that
+     * can be cancelled, and a request begins with its completion. */
+    mark_cancelled((struct strand_request *)done);
+}
+
 int PMPI_Cancel(MPI_Request *request)
 {
     int rc = check_request_array("MPI_Cancel", 1, request);
@@ -405,6 +413,10 @@ int PMPI_Cancel(MPI_Request *request)
         return MPI_SUCCESS;
     default: {
         struct rank *dest = req->peer == MPI_PROC_NULL ? NULL : req->comm->core->members[req->peer];
+        if (dest != NULL && dest->remote != NULL && !request_is_done(req)) {
+            net_cancel_send(dest, &req->done);
+            return MPI_SUCCESS;
+        }
         if (mailbox_cancel_send(dest, &req->done))
             mark_cancelled(req);
         return MPI_SUCCESS;

@@ -8,9 +8,15 @@
 
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "../net/net.h"
 #include "pt2pt.h"
 
 enum { ENVELOPE_INLINE_BYTES = 256 };
+
+/* What an unexpected message holds: its data (eager), a pointer to the
+ * local sender's buffer (rendezvous), or a remote sender's envelope whose
+ * data the network module pulls when a receive matches it. */
+enum envelope_kind { ENVELOPE_EAGER, ENVELOPE_RENDEZVOUS, ENVELOPE_REMOTE };
 
 struct envelope {
     struct atomic_stack_node link;   /* first: given back through an atomic stack */
@@ -19,7 +25,8 @@ struct envelope {
     int source;
     int tag;
     size_t bytes;
-    bool rendezvous;
+    uint8_t kind;                    /* enum envelope_kind */
+    struct net_pull *pull;           /* remote: the module's handle of the message */
     char *data;                      /* eager payload: inline_data or a kept heap buffer */
     size_t capacity;
     const void *send_buf;            /* rendezvous: the sender's data */
@@ -194,7 +201,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     if (!sync && m->bytes <= strand_node.config.eager_limit) {
         envelope_reserve(env, m->bytes);
         dt_pack(env->data, m->buf, (size_t)m->count, m->type);
-        env->rendezvous = false;
+        env->kind = ENVELOPE_EAGER;
         env->done = NULL;
         unexpected_append(mb, env);
         bool wake = mb->probers > 0;
@@ -203,7 +210,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
             rank_wake(dest);
         return QUEUED_EAGER;
     }
-    env->rendezvous = true;
+    env->kind = ENVELOPE_RENDEZVOUS;
     env->send_buf = m->buf;
     env->send_count = m->count;
     env->send_type = m->type;
@@ -217,18 +224,28 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     return QUEUED_RENDEZVOUS;
 }
 
-static void consume_envelope(struct mailbox *mb, struct strand_request *req, struct envelope *env)
+/* Returns false when the receive completes later: a remote message is
+ * being pulled, and the module completes `req` (mailbox_receive_complete). */
+static bool consume_envelope(struct mailbox *mb, struct strand_request *req, struct envelope *env)
 {
     size_t copied;
-    if (env->rendezvous) {
+    switch (env->kind) {
+    case ENVELOPE_RENDEZVOUS:
         copied = dt_copy(req->buf, (size_t)req->count, req->type, env->send_buf,
                          (size_t)env->send_count, env->send_type);
         completion_signal(env->done);
-    } else {
+        break;
+    case ENVELOPE_REMOTE:
+        net_pull(env->pull, req);
+        envelope_give_back(mb, env);
+        return false;
+    default:
         copied = dt_unpack(req->buf, (size_t)req->count, req->type, env->data, env->bytes);
+        break;
     }
     receive_status(req, env->source, env->tag, env->bytes, copied);
     envelope_give_back(mb, env);
+    return true;
 }
 
 bool mailbox_post_receive(struct rank *self, struct strand_request *req)
@@ -243,12 +260,77 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
         return false;
     }
     unexpected_unlink(mb, prev, env);
-    if (env->rendezvous)
+    if (env->kind == ENVELOPE_RENDEZVOUS)
         env->done->queued = NULL;
     lite_unlock(&mb->lock);
-    consume_envelope(mb, req, env);
+    if (!consume_envelope(mb, req, env))
+        return false;
     completion_signal(&req->done);
     return true;
+}
+
+/* ---- remote senders (called by the network progress thread) ---- */
+
+struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct message *m,
+                                              struct net_pull *pull)
+{
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    lite_lock(&mb->lock);
+    struct strand_request *req = posted_take_match(mb, m);
+    if (req != NULL) {
+        lite_unlock(&mb->lock);
+        if (pull != NULL)
+            return req;     /* the caller pulls the data into it */
+        deliver_to_posted(req, m);
+        return NULL;
+    }
+    struct envelope *env = envelope_get(mb);
+    env->context_id = m->context_id;
+    env->source = m->source;
+    env->tag = m->tag;
+    env->bytes = m->bytes;
+    env->done = NULL;
+    if (pull != NULL) {
+        env->kind = ENVELOPE_REMOTE;
+        env->pull = pull;
+    } else {
+        /* The module's buffer is reused after we return: always a copy. */
+        envelope_reserve(env, m->bytes);
+        memcpy(env->data, m->buf, m->bytes);
+        env->kind = ENVELOPE_EAGER;
+    }
+    unexpected_append(mb, env);
+    bool wake = mb->probers > 0;
+    lite_unlock(&mb->lock);
+    if (wake)
+        rank_wake(dest);
+    return NULL;
+}
+
+struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const struct net_pull *, const void *),
+                                         const void *arg)
+{
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    struct net_pull *found = NULL;
+    lite_lock(&mb->lock);
+    struct envelope *prev = NULL, *env;
+    for (env = mb->unexpected_head; env != NULL; prev = env, env = env->next) {
+        if (env->kind == ENVELOPE_REMOTE && is_it(env->pull, arg)) {
+            unexpected_unlink(mb, prev, env);
+            found = env->pull;
+            break;
+        }
+    }
+    lite_unlock(&mb->lock);
+    if (found != NULL)
+        envelope_give_back(mb, env);
+    return found;
+}
+
+void mailbox_receive_complete(struct strand_request *req, int source, int tag, size_t sent, size_t copied)
+{
+    receive_status(req, source, tag, sent, copied);
+    completion_signal(&req->done);
 }
 
 bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,

@@ -107,8 +107,38 @@ void pt2pt_finalize_rank(struct rank *r);
  * when a queued rendezvous message has been copied. */
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done);
+/* The one branch between local and remote destinations (DESIGN §12a):
+ * every send path calls this where it has loaded `dest`. For a local rank
+ * it is mailbox_deliver; a remote rank (a proxy whose `remote` is set)
+ * goes to the network layer with the same contract (src/net/net.h). */
+struct net_pull;
+enum delivery net_send_message(struct rank *dest, const struct message *m, bool sync,
+                               struct completion *done);
+static inline enum delivery pt2pt_deliver(struct rank *dest, const struct message *m, bool sync,
+                                          struct completion *done)
+{
+    if (STRAND_UNLIKELY(dest->remote != NULL))
+        return net_send_message(dest, m, sync, done);
+    return mailbox_deliver(dest, m, sync, done);
+}
+/* For the network progress thread: a message from a remote sender. With
+ * `pull` NULL, m->buf holds the data (copied before return; `m` is bytes,
+ * MPI_BYTE). Otherwise it is a remote rendezvous: queued as an envelope
+ * carrying `pull`, or, when a posted receive matches at once, that
+ * request is returned and the caller must pull the data into it. */
+struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct message *m,
+                                              struct net_pull *pull);
+/* The receiver's progress thread takes back an unmatched remote message
+ * for which `is_it` holds (the sender cancelled it); NULL if none. */
+struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const struct net_pull *, const void *),
+                                         const void *arg);
+/* A cancelled send to a remote rank was withdrawn by the receiver:
+ * completes the request owning `done` as cancelled (completion.c). */
+void pt2pt_send_cancelled(struct completion *done);
+/* The network module finished pulling a remote message into `req`. */
+void mailbox_receive_complete(struct strand_request *req, int source, int tag, size_t sent, size_t copied);
 /* Matches `req` against unexpected messages or posts it; returns true when
- * it completed at once. */
+ * it completed at once (false also when a remote message is being pulled). */
 bool mailbox_post_receive(struct rank *self, struct strand_request *req);
 /* `probers_change` (+1/-1/0) registers a blocked prober to be woken on arrival. */
 bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,
@@ -140,6 +170,16 @@ void greq_release(struct rank *pool_owner, struct strand_request *req);
 /* Starts a send or receive described by `req` (send.c / recv.c). */
 int send_start(struct strand_request *req, const char *where);
 int recv_start(struct strand_request *req);
+
+/* Messages internal to the library (internal.c), e.g. collectives over
+ * point-to-point on a communicator's collective context (context_id + 1),
+ * which user receives never match. `req` is the caller's storage, valid
+ * until pt2pt_wait_internal returned; the send's buffer may be reused then. */
+void pt2pt_isend_internal(struct strand_request *req, struct strand_comm *c, uint32_t context,
+                          const void *buf, int count, MPI_Datatype type, int dest, int tag);
+void pt2pt_irecv_internal(struct strand_request *req, struct strand_comm *c, uint32_t context, void *buf,
+                          int count, MPI_Datatype type, int source, int tag);
+void pt2pt_wait_internal(struct strand_request *req);
 
 /* Buffered sends (bsend.c). */
 int bsend_start(struct rank *self, const struct message *m, struct rank *dest, const char *where,

@@ -40,7 +40,7 @@ int send_start(struct strand_request *req, const char *where)
         completion_signal(&req->done);
         return rc;
     }
-    enum delivery d = mailbox_deliver(dest, &m, req->mode == SEND_SYNCHRONOUS, &req->done);
+    enum delivery d = pt2pt_deliver(dest, &m, req->mode == SEND_SYNCHRONOUS, &req->done);
     if (d != QUEUED_RENDEZVOUS)
         completion_signal(&req->done);
     return MPI_SUCCESS;
@@ -59,7 +59,7 @@ static int send_blocking(const char *where, enum send_mode mode, const void *buf
     if (mode == SEND_BUFFERED)
         return bsend_start(self, &m, target, where, c);
     struct completion done = { .owner = self };
-    if (mailbox_deliver(target, &m, mode == SEND_SYNCHRONOUS, &done) == QUEUED_RENDEZVOUS)
+    if (pt2pt_deliver(target, &m, mode == SEND_SYNCHRONOUS, &done) == QUEUED_RENDEZVOUS)
         rank_wait_until(self, completion_done_cond, &done);
     return MPI_SUCCESS;
 }

@@ -184,6 +184,10 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
         return rc;
     if (c->core->is_inter)
         return error_report(comm, MPI_ERR_COMM, where, "windows need an intracommunicator");
+    if (comm_members_span_nodes(c->core->members, c->core->size))
+        return error_report(comm, MPI_ERR_UNSUPPORTED_OPERATION, where,
+                            "the communicator spans several node processes: windows over it are not "
+                            "supported yet (see doc/limits.md)");
     const char *why = NULL;
     int local_error = create_check(base, size, disp_unit, info, win, &why);
 

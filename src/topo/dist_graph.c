@@ -164,7 +164,9 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, int sources[], int degrees[
     struct build_result res;
     rc = comm_build(c, BUILD_DUP, &req, dist_graph_exchange, &res);
     if (rc != MPI_SUCCESS)
-        return error_report(comm_old, rc, where, "invalid edges on this or another member, or out of memory");
+        return error_report(comm_old, rc, where, "%s",
+                            rc == MPI_ERR_UNSUPPORTED_OPERATION ? COMM_SPANS_NODES_TEXT
+                                                                : "invalid edges on this or another member, or out of memory");
     struct strand_comm *g = comm_handle_for(res.core, res.rank, c);
     if (g == NULL) {
         topo_release(res.output);

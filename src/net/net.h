@@ -1,0 +1,187 @@
+/* The inter-node layer: how ranks in different node processes of one job
+ * reach each other (DESIGN §12, §12a).
+ *
+ * Two parts:
+ *  - the layer (net.c): the job's layout (which node process hosts which
+ *    world ranks), a proxy `struct rank` per remote rank, the one branch
+ *    where point-to-point leaves the local path (net_send_message), the
+ *    delivery of arrived messages into the receiver's mailbox, and the
+ *    progress thread;
+ *  - one network module, chosen once at start (today: tcp.c), behind the
+ *    const table `struct net_ops` below.
+ *
+ * A job of N ranks on K node processes: node j hosts the world ranks
+ * [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1 (the
+ * default) nothing here runs: there are no proxies and no thread.
+ *
+ * Threads.
+ *  - Rank threads (any number, concurrently, MPI_THREAD_MULTIPLE included)
+ *    call net_send_message and, through the mailbox, ops->pull. They never
+ *    block in the kernel on a socket: these calls queue work for the
+ *    progress thread (a wait-free queue) and wake it; a module may also
+ *    write a small message itself with a non-blocking call when that keeps
+ *    the order of messages (tcp.c does).
+ *  - One progress thread per node process runs ops->progress in a loop. It
+ *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
+ *    never calls an MPI entry point. It reads every socket, and it is the
+ *    thread on which every completion below fires.
+ *  - The node's main thread calls net_start before any rank thread exists
+ *    and net_end after every local rank thread has ended.
+ *
+ * Buffers and completions (the contract between the layer and a module).
+ *  - send_eager: the module copies (packs) the data before it returns; the
+ *    caller's buffer is free again at once. The send is complete for MPI.
+ *  - send_rendezvous: the module sends only the envelope. The caller's
+ *    buffer, datatype and `done` are lent to the module until `done` is
+ *    signalled, which happens on the progress thread after the receiver
+ *    matched the message, pulled the bytes it wants, and those bytes were
+ *    handed to the kernel (so MPI_Ssend is synchronous: a match happened).
+ *    The datatype must stay committed (the request holds a reference).
+ *  - An arriving EAGER message is delivered by the progress thread into the
+ *    destination rank's mailbox (net_arrived_eager -> mailbox_deliver_remote):
+ *    copied into a matching posted receive or into an unexpected envelope.
+ *    The module's receive buffer is free when the upcall returns.
+ *  - An arriving rendezvous envelope becomes a `struct net_pull` (owned by
+ *    the module) queued in the mailbox like any message, so MPI_ANY_SOURCE,
+ *    probe and ordering see it in arrival order among local messages.
+ *    When a receive matches it (on the progress thread at arrival, or on
+ *    the receiving rank's thread later), the matcher calls ops->pull(pull,
+ *    req) outside the mailbox lock. From then on the module owns `req`'s
+ *    buffer until it calls mailbox_receive_complete(req, ...) on the
+ *    progress thread; the pull is freed by the module then.
+ *
+ * Ordering: messages from one sender rank to one receiver rank are
+ * delivered in the order they were sent (one FIFO queue per node process,
+ * one connection per ordered pair of node processes, delivered in order).
+ *
+ * Failures: a peer node process that ends without saying goodbye, or that
+ * sends a frame failing validation, ends the job (net_peer_lost): the
+ * launcher learns of the death too and ends every node process. A message
+ * to a node process that already ended cleanly can never be received and
+ * is dropped (the program is erroneous: MPI_Finalize does not wait for it). */
+#ifndef STRAND_NET_NET_H
+#define STRAND_NET_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../pt2pt/pt2pt.h"
+#include "layout.h"
+
+/* One other node process of the job. Created by net_start, lives until the
+ * process exits; read by any thread without synchronization (immutable
+ * but `transport`, which only the module touches). */
+struct net_peer {
+    int node;                       /* its index in the job */
+    int first_rank, nranks;         /* its world ranks */
+    void *transport;                /* the module's per-peer state */
+};
+
+/* What the receiver matches on, plus the size. */
+struct net_envelope {
+    uint32_t context_id;
+    int source;                     /* sender's rank in the communicator */
+    int tag;
+    int dest;                       /* receiver's world rank */
+    size_t bytes;
+};
+
+/* The job as this node process sees it (filled by net_start from the
+ * launcher's environment; immutable afterwards). */
+struct net_job {
+    int nranks, nnodes, node;       /* world size, node processes, this one's index */
+    int first_rank, local_ranks;    /* this node's world ranks */
+    int ppn;                        /* ranks per node when given (-ppn), else 0: balanced blocks */
+    uint64_t job_id;                /* the same in every node process of the job */
+    char **hosts;                   /* host of each node process */
+    int base_port;                  /* node j listens on base_port + j */
+    size_t eager_limit;
+    struct net_peer *peers;         /* by node index; this node's own entry is unused */
+};
+
+struct net_pull;                    /* a remote rendezvous message (module-defined) */
+
+/* A network module. Entries may be called from the threads named; the
+ * module synchronizes internally. RMA entries are reserved: NULL means the
+ * module does not provide them (callers report MPI_ERR_UNSUPPORTED_OPERATION). */
+struct net_ops {
+    const char *name;
+    /* Main thread, once, before any rank runs: open the listening endpoint
+     * (so peers can connect as early as possible). No connection is opened
+     * here: the first message to a peer opens one. Returns 0, or -1 with
+     * the reason in why[why_len]. */
+    int (*init)(const struct net_job *job, char *why, size_t why_len);
+    /* Progress thread only: one round of work (accept, connect, read,
+     * write, deliver), waiting at most timeout_ms (-1: until woken).
+     * Returns false once the node is shutting down and all queued frames
+     * are written (the thread then ends). */
+    bool (*progress)(int timeout_ms);
+    /* Any rank thread: see the contract above. Return MPI_SUCCESS or an
+     * MPI error class (MPI_ERR_NO_MEM). */
+    int (*send_eager)(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
+                      MPI_Datatype type);
+    int (*send_rendezvous)(struct net_peer *peer, const struct net_envelope *env, const void *buf,
+                           int count, MPI_Datatype type, struct completion *done);
+    /* Any thread, outside the mailbox lock: the receive `req` matched
+     * `pull`; fetch min(message, req's capacity) bytes into req. */
+    void (*pull)(struct net_pull *pull, struct strand_request *req);
+    /* Any rank thread: MPI_Cancel of a send whose `done` was given to
+     * send_rendezvous. Asynchronous: when the receiver withdrew the
+     * message, the progress thread completes the request as cancelled
+     * (pt2pt_send_cancelled); otherwise the send completes as usual. */
+    void (*cancel_send)(struct net_peer *peer, struct completion *done);
+    /* Main thread, after every local rank ended: flush queued frames, say
+     * goodbye to every connected peer, then make progress() return false. */
+    void (*shutdown)(void);
+    /* Main thread, after the progress thread ended: close everything. */
+    void (*close)(void);
+    /* Reserved for one-sided operations serviced by the target's progress
+     * thread (put/get/accumulate, lock/unlock, post/complete, fence). */
+    int (*rma_put)(struct net_peer *peer, const void *origin, size_t bytes, uint64_t window, uint64_t disp);
+    int (*rma_get)(struct net_peer *peer, void *origin, size_t bytes, uint64_t window, uint64_t disp,
+                   struct completion *done);
+};
+
+extern const struct net_ops net_tcp_ops;
+
+/* --- the layer (net.c) --- */
+
+/* Main thread, at node start: reads the job from the environment. When
+ * the job spans several node processes, fills `ranks` (world size entries)
+ * with proxies for the remote ranks, starts the module (listening), and
+ * returns true; `*first`, `*count` get the local ranks.
+ * Returns false for a single-node job (nothing started). Ends the job with
+ * a message on a bad configuration. */
+bool net_start(int nranks, struct rank **ranks, int *first, int *count);
+/* Main thread, once the local ranks exist (their mailboxes receive from
+ * now on) and before their threads start: starts the progress thread. */
+void net_run(void);
+/* Main thread, after every local rank thread ended. */
+void net_end(void);
+/* True when this process is one of several node processes of its job. */
+bool net_active(void);
+const struct net_job *net_job(void);
+
+/* The seam (called through pt2pt_deliver when dest->remote != NULL): same
+ * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is
+ * complete) or QUEUED_RENDEZVOUS (`done` is signalled later, on the
+ * progress thread). */
+enum delivery net_send_message(struct rank *dest, const struct message *m, bool sync,
+                               struct completion *done);
+
+/* A receive matched a remote rendezvous message (mailbox.c, any thread,
+ * outside the mailbox lock): ops->pull. */
+void net_pull(struct net_pull *pull, struct strand_request *req);
+
+/* MPI_Cancel of a send to a remote rank (completion.c): ops->cancel_send. */
+void net_cancel_send(struct rank *dest, struct completion *done);
+
+/* Upcalls from the module, on the progress thread. `env` has been
+ * validated (dest is a local rank). */
+void net_arrived_eager(const struct net_envelope *env, const void *data);
+void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
+/* A peer died, closed without goodbye, or broke the protocol: ends the job. */
+_Noreturn void net_peer_lost(const struct net_peer *peer, const char *what);
+
+#endif

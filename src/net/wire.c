@@ -1,0 +1,151 @@
+/* Frame headers: encoding, and a decoder that checks every field before
+ * anyone uses it (wire.h). Pure functions: fuzzed by tests/unit/test_wire. */
+#include "wire.h"
+
+static void put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+void wire_encode_header(unsigned char *out, const struct wire_frame *f)
+{
+    put16(out, WIRE_MAGIC);
+    out[2] = WIRE_VERSION;
+    out[3] = (unsigned char)f->type;
+    put32(out + 4, f->payload_len);
+    put32(out + 8, f->context_id);
+    put32(out + 12, (uint32_t)f->source);
+    put32(out + 16, (uint32_t)f->tag);
+    put32(out + 20, f->dest);
+    put64(out + 24, f->a);
+    put64(out + 32, f->b);
+    put64(out + 40, f->c);
+}
+
+/* The envelope of a message (EAGER, RTS): who it is for and from. */
+static const char *check_envelope(const struct wire_frame *f, const struct wire_limits *lim)
+{
+    if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
+        return "destination rank is not in this node process";
+    if (f->source < 0)
+        return "negative source rank";
+    if (f->tag < 0 || f->tag > lim->tag_ub)
+        return "tag out of range";
+    return NULL;
+}
+
+static const char *check_frame(const struct wire_frame *f, const struct wire_limits *lim)
+{
+    switch (f->type) {
+    case WIRE_HELLO:
+        if (f->payload_len != 0)
+            return "HELLO with a payload";
+        if (f->a != lim->job_id)
+            return "HELLO from another job";
+        if (f->b >= lim->nnodes || f->c != lim->nnodes)
+            return "HELLO with a node index or count that does not fit this job";
+        return NULL;
+    case WIRE_EAGER:
+        if (f->payload_len > lim->max_eager)
+            return "eager message longer than the eager limit";
+        if (f->a != f->payload_len)
+            return "eager message size differs from its payload";
+        return check_envelope(f, lim);
+    case WIRE_RTS:
+        if (f->payload_len != 0)
+            return "RTS with a payload";
+        if (f->a > (uint64_t)INT32_MAX * 8 * 1024)
+            return "RTS size beyond any MPI message";
+        return check_envelope(f, lim);
+    case WIRE_CTS:
+        if (f->payload_len != 0)
+            return "CTS with a payload";
+        if (f->c > lim->max_data)
+            return "CTS asks for more than a DATA frame may carry";
+        return NULL;
+    case WIRE_DATA:
+        if (f->payload_len > lim->max_data)
+            return "DATA frame longer than the limit";
+        return NULL;
+    case WIRE_BYE:
+        return f->payload_len != 0 ? "BYE with a payload" : NULL;
+    case WIRE_CANCEL:
+        if (f->payload_len != 0)
+            return "CANCEL with a payload";
+        if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
+            return "destination rank is not in this node process";
+        return NULL;
+    case WIRE_CANCELLED:
+        return f->payload_len != 0 || f->b > 1 ? "malformed CANCELLED" : NULL;
+    default:
+        return "unknown frame type";
+    }
+}
+
+enum wire_status wire_decode_header(const unsigned char *buf, size_t len, const struct wire_limits *lim,
+                                    struct wire_frame *out, const char **why)
+{
+    if (len < WIRE_HEADER_BYTES)
+        return WIRE_NEED_MORE;
+    if (get16(buf) != WIRE_MAGIC) {
+        *why = "bad magic (not a Strand frame, or the stream lost its place)";
+        return WIRE_ERROR;
+    }
+    if (buf[2] != WIRE_VERSION) {
+        *why = "unsupported wire version";
+        return WIRE_ERROR;
+    }
+    if (buf[3] < WIRE_HELLO || buf[3] >= WIRE_TYPE_END) {
+        *why = "unknown frame type";
+        return WIRE_ERROR;
+    }
+    struct wire_frame f = {
+        .type = (enum wire_type)buf[3],
+        .payload_len = get32(buf + 4),
+        .context_id = get32(buf + 8),
+        .source = (int32_t)get32(buf + 12),
+        .tag = (int32_t)get32(buf + 16),
+        .dest = get32(buf + 20),
+        .a = get64(buf + 24),
+        .b = get64(buf + 32),
+        .c = get64(buf + 40),
+    };
+    const char *problem = check_frame(&f, lim);
+    if (problem != NULL) {
+        *why = problem;
+        return WIRE_ERROR;
+    }
+    *out = f;
+    return WIRE_OK;
+}

@@ -1,0 +1,37 @@
+/*
+ * net_fail: the node process of the last rank (another node process than
+ * rank 0's when run with mpiexec --nodes K, K >= 2) fails while every other
+ * rank is blocked in MPI_Recv waiting for it:
+ *   net_fail abort  the last rank calls MPI_Abort(MPI_COMM_WORLD, 7): the
+ *                   job must end with status 7;
+ *   net_fail kill   its node process is killed (SIGKILL, as by the
+ *                   out-of-memory killer): the job must end within seconds
+ *                   and mpiexec must name the dead node process and its ranks.
+ * Either way no node process may be left; the testlist checks the status,
+ * the message and the orphans. Minimum ranks: 2.
+ */
+#include <signal.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size, v = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int kill_node = argc > 1 && strcmp(argv[1], "kill") == 0;
+    tu_barrier();
+    if (rank == size - 1) {
+        tu_sleep_ms(100);
+        if (kill_node)
+            kill(getpid(), SIGKILL);
+        MPI_Abort(MPI_COMM_WORLD, 7);
+    }
+    /* Never satisfied: only the failure ends this. */
+    MPI_Recv(&v, 1, MPI_INT, size - 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("rank %d: the receive returned although nobody sent\n", rank);
+    MPI_Finalize();
+    return 1;
+}
