@@ -6,6 +6,7 @@
  * the local communicator's construction slot. */
 #include <stdlib.h>
 
+#include "../pt2pt/pt2pt.h"
 #include "comm.h"
 
 /* What one leader tells the other first. */
@@ -14,11 +15,25 @@ struct leader_hello {
     int leader_uid;                 /* rank_uid: unique in the node process */
 };
 
-static int exchange(MPI_Comm peer, int remote_leader, int tag, void *out, int out_count, void *in,
+/* The leaders' messages: the matching engine on the peer communicator's
+ * context and the user's tag (as MPI_Sendrecv would send them), without an
+ * MPI entry point, so errors name MPI_Intercomm_create. Either direction
+ * may be empty (out_count or in_count < 0). */
+static int exchange(MPI_Comm peer, int remote_leader, int tag, const void *out, int out_count, void *in,
                     int in_count, MPI_Datatype type)
 {
-    return PMPI_Sendrecv(out, out_count, type, remote_leader, tag, in, in_count, type, remote_leader, tag,
-                         peer, MPI_STATUS_IGNORE);
+    struct strand_comm *c = comm_resolve(peer);
+    struct strand_request send, recv;
+    if (in_count >= 0)
+        pt2pt_irecv_internal(&recv, c, c->core->context_id, in, in_count, type, remote_leader, tag);
+    if (out_count >= 0) {
+        pt2pt_isend_internal(&send, c, c->core->context_id, out, out_count, type, remote_leader, tag);
+        pt2pt_wait_internal(&send);
+    }
+    if (in_count < 0)
+        return MPI_SUCCESS;
+    pt2pt_wait_internal(&recv);
+    return recv.status.MPI_ERROR;
 }
 
 /* Two ints per member: its world's id and its rank there. */
@@ -76,11 +91,11 @@ static struct comm_core *leader_connect(struct strand_comm *local, MPI_Comm peer
         if (builder) {
             side = comm_intercomm_pair_create(lc->local_members, mine.size, their_ranks, theirs.size);
             struct comm_core *other = side != NULL ? side->peer : NULL;
-            *rc = PMPI_Send(&other, sizeof other, MPI_BYTE, remote_leader, tag, peer);
+            *rc = exchange(peer, remote_leader, tag, &other, sizeof other, NULL, -1, MPI_BYTE);
             if (side == NULL && *rc == MPI_SUCCESS)
                 *rc = MPI_ERR_NO_MEM;
         } else {
-            *rc = PMPI_Recv(&side, sizeof side, MPI_BYTE, remote_leader, tag, peer, MPI_STATUS_IGNORE);
+            *rc = exchange(peer, remote_leader, tag, NULL, -1, &side, sizeof side, MPI_BYTE);
             if (*rc == MPI_SUCCESS && side == NULL)
                 *rc = MPI_ERR_NO_MEM;
         }

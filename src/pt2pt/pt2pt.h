@@ -167,6 +167,11 @@ static inline bool request_is_done(const struct strand_request *req)
  * to let go returns it to the pool (and runs free_fn if nobody has). */
 void greq_release(struct rank *pool_owner, struct strand_request *req);
 
+/* A blocking send in `mode`, its arguments checked and errors reported
+ * as `where` (send.c): MPI_Send and friends, and MPI_Sendrecv's send. */
+int send_blocking(const char *where, enum send_mode mode, const void *buf, int count, MPI_Datatype type,
+                  int dest, int tag, MPI_Comm comm);
+
 /* Starts a send or receive described by `req` (send.c / recv.c). */
 int send_start(struct strand_request *req, const char *where);
 int recv_start(struct strand_request *req);

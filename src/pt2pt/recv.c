@@ -195,11 +195,11 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 }
 STRAND_MPI_ALIAS(MPI_Iprobe);
 
-int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status *status)
+/* MPI_Sendrecv, its errors reported as `where` (also MPI_Sendrecv_replace). */
+static int sendrecv(const char *where, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                    MPI_Comm comm, MPI_Status *status)
 {
-    const char *where = "MPI_Sendrecv";
     struct strand_comm *c;
     int rc = check_recv_args(where, comm, &c, recvbuf, recvcount, recvtype, source, recvtag);
     if (rc == MPI_SUCCESS)
@@ -208,12 +208,20 @@ int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
         return rc;
     struct strand_request req;
     blocking_recv_post(&req, c, recvbuf, recvcount, recvtype, source, recvtag);
-    rc = PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    rc = send_blocking(where, SEND_STANDARD, sendbuf, sendcount, sendtype, dest, sendtag, comm);
     /* The request lives on this stack: leave only once nobody can match it. */
     if (rc != MPI_SUCCESS && mailbox_cancel_receive(strand_self, &req))
         return rc;
     int recv_rc = blocking_recv_finish(&req, comm, status, where);
     return rc != MPI_SUCCESS ? rc : recv_rc;
+}
+
+int PMPI_Sendrecv(void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, status);
 }
 STRAND_MPI_ALIAS(MPI_Sendrecv);
 
@@ -231,8 +239,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int
     if (copy == NULL)
         return error_report(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "cannot allocate %zu bytes", bytes);
     dt_pack(copy, buf, (size_t)count, type);
-    rc = PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, type, source, recvtag,
-                       comm, status);
+    rc = sendrecv("MPI_Sendrecv_replace", copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, type, source,
+                  recvtag, comm, status);
     if (copy != small)
         free(copy);
     return rc;

@@ -46,7 +46,7 @@ int send_start(struct strand_request *req, const char *where)
     return MPI_SUCCESS;
 }
 
-static int send_blocking(const char *where, enum send_mode mode, const void *buf, int count,
+int send_blocking(const char *where, enum send_mode mode, const void *buf, int count,
                          MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     struct strand_comm *c;
