@@ -17,22 +17,6 @@
 
 enum { MAX_RANKS = 4, MAX_THREADS = 4, MAX_BYTES = 2048, EAGER = 256, ITERS = 300 };
 
-static atomic_int failures;
-
-#define EXPECT(cond)                                                                     \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                   \
-            atomic_fetch_add(&failures, 1);                                              \
-        }                                                                                \
-    } while (0)
-
-static int scaled(int iterations)
-{
-    const char *s = getenv("STRAND_STRESS_SCALE");
-    int n = s != NULL ? atoi(s) : 1;
-    return iterations * (n > 0 ? n : 1);
-}
 
 enum receive_kind { BY_RECV, BY_PROBE, BY_IRECV, RECEIVE_KINDS };
 
@@ -55,19 +39,19 @@ static unsigned char msg_byte(int sender, int tid, int it, int i)
 static void check_message(const struct worker *w, const unsigned char *buf, const MPI_Status *st, int *next_it)
 {
     int src = st->MPI_SOURCE, it;
-    EXPECT(src >= 0 && src < w->size && src != w->rank);
+    UNIT_EXPECT(src >= 0 && src < w->size && src != w->rank);
     if (src < 0 || src >= w->size)
         return;
     memcpy(&it, buf, sizeof it);
-    EXPECT(it == next_it[src]);
+    UNIT_EXPECT(it == next_it[src]);
     next_it[src] = it + 1;
     int n = msg_bytes(src, w->tid, it), count = -1;
     MPI_Get_count((MPI_Status *)st, MPI_BYTE, &count);
-    EXPECT(count == n);
-    EXPECT(st->MPI_TAG == 100 + w->tid);
+    UNIT_EXPECT(count == n);
+    UNIT_EXPECT(st->MPI_TAG == 100 + w->tid);
     for (int i = (int)sizeof it; i < n; i++)
         if (buf[i] != msg_byte(src, w->tid, it, i)) {
-            EXPECT(buf[i] == msg_byte(src, w->tid, it, i));
+            UNIT_EXPECT(buf[i] == msg_byte(src, w->tid, it, i));
             break;
         }
 }
@@ -79,10 +63,10 @@ static void receive_all(const struct worker *w, unsigned char *rbuf, int *next_i
     if (w->kind == BY_IRECV) {
         MPI_Request reqs[MAX_RANKS];
         for (int k = 0; k < n; k++)
-            EXPECT(MPI_Irecv(rbuf + k * MAX_BYTES, MAX_BYTES, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD,
+            UNIT_EXPECT(MPI_Irecv(rbuf + k * MAX_BYTES, MAX_BYTES, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD,
                              &reqs[k]) == MPI_SUCCESS);
         for (int k = 0; k < n; k++) {
-            EXPECT(MPI_Wait(&reqs[k], &st) == MPI_SUCCESS);
+            UNIT_EXPECT(MPI_Wait(&reqs[k], &st) == MPI_SUCCESS);
             check_message(w, rbuf + k * MAX_BYTES, &st, next_it);
         }
         return;
@@ -90,10 +74,10 @@ static void receive_all(const struct worker *w, unsigned char *rbuf, int *next_i
     for (int k = 0; k < n; k++) {
         int src = MPI_ANY_SOURCE;
         if (w->kind == BY_PROBE) {
-            EXPECT(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+            UNIT_EXPECT(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
             src = st.MPI_SOURCE;
         }
-        EXPECT(MPI_Recv(rbuf, MAX_BYTES, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+        UNIT_EXPECT(MPI_Recv(rbuf, MAX_BYTES, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
         check_message(w, rbuf, &st, next_it);
     }
 }
@@ -105,12 +89,12 @@ static void cancel_unmatchable(const struct worker *w)
     int dummy;
     MPI_Request req;
     MPI_Status st;
-    EXPECT(MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 9000 + w->tid, MPI_COMM_WORLD, &req) == MPI_SUCCESS);
-    EXPECT(MPI_Cancel(&req) == MPI_SUCCESS);
-    EXPECT(MPI_Wait(&req, &st) == MPI_SUCCESS);
+    UNIT_EXPECT(MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 9000 + w->tid, MPI_COMM_WORLD, &req) == MPI_SUCCESS);
+    UNIT_EXPECT(MPI_Cancel(&req) == MPI_SUCCESS);
+    UNIT_EXPECT(MPI_Wait(&req, &st) == MPI_SUCCESS);
     int cancelled = 0;
     MPI_Test_cancelled(&st, &cancelled);
-    EXPECT(cancelled);
+    UNIT_EXPECT(cancelled);
 }
 
 static void *worker_main(void *arg)
@@ -130,10 +114,10 @@ static void *worker_main(void *arg)
                 sbuf[k][i] = msg_byte(w->rank, w->tid, it, i);
             int rc = it % 7 == 3 ? MPI_Issend(sbuf[k], n, MPI_BYTE, dest, 100 + w->tid, MPI_COMM_WORLD, &sreqs[k])
                                  : MPI_Isend(sbuf[k], n, MPI_BYTE, dest, 100 + w->tid, MPI_COMM_WORLD, &sreqs[k]);
-            EXPECT(rc == MPI_SUCCESS);
+            UNIT_EXPECT(rc == MPI_SUCCESS);
         }
         receive_all(w, rbuf, next_it);
-        EXPECT(MPI_Waitall(k, sreqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        UNIT_EXPECT(MPI_Waitall(k, sreqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
         if (it % 16 == 5)
             cancel_unmatchable(w);
     }
@@ -147,13 +131,13 @@ static void run_threads(int ranks, int threads, enum receive_kind kind, int core
     unit_node_create(ranks, EAGER);
     strand_node.ncores = cores;
     strand_node.spin_limit = cores >= ranks ? 100 : 1;
-    atomic_store(&failures, 0);
+    atomic_store(&unit_stress_failures, 0);
     pthread_t ids[MAX_RANKS * MAX_THREADS];
     struct worker ws[MAX_RANKS * MAX_THREADS];
     for (int r = 0; r < ranks; r++)
         for (int t = 0; t < threads; t++) {
             struct worker *w = &ws[r * threads + t];
-            *w = (struct worker){ r, ranks, t, scaled(ITERS),
+            *w = (struct worker){ r, ranks, t, unit_stress_scaled(ITERS),
                                   kind == RECEIVE_KINDS ? (enum receive_kind)(t % RECEIVE_KINDS) : kind };
             CU_ASSERT_EQUAL_FATAL(pthread_create(&ids[r * threads + t], NULL, worker_main, w), 0);
         }
@@ -161,10 +145,10 @@ static void run_threads(int ranks, int threads, enum receive_kind kind, int core
         pthread_join(ids[i], NULL);
     for (int r = 0; r < ranks; r++) {
         struct mailbox *mb = &strand_node.ranks[r]->pt2pt.mailbox;
-        EXPECT(mb->posted_head == NULL && mb->unexpected_head == NULL);
+        UNIT_EXPECT(mb->posted_head == NULL && mb->unexpected_head == NULL);
     }
     unit_node_destroy();
-    CU_ASSERT_EQUAL(atomic_load(&failures), 0);
+    CU_ASSERT_EQUAL(atomic_load(&unit_stress_failures), 0);
 }
 
 static void test_recv_any_source(void) { run_threads(4, 4, BY_RECV, 2); }

@@ -25,23 +25,7 @@
 
 enum { MAX_RANKS = 8 };
 
-static atomic_int failures;
 static atomic_int exclusive_in, shared_in;
-
-#define EXPECT(cond)                                                                                  \
-    do {                                                                                              \
-        if (!(cond)) {                                                                                \
-            fprintf(stderr, "rank %d: %s:%d: %s\n", strand_self->world_rank, __FILE__, __LINE__, #cond); \
-            atomic_fetch_add(&failures, 1);                                                           \
-        }                                                                                             \
-    } while (0)
-
-static int scaled(int iterations)
-{
-    const char *s = getenv("STRAND_STRESS_SCALE");
-    int n = s != NULL ? atoi(s) : 1;
-    return iterations * (n > 0 ? n : 1);
-}
 
 struct rank_start {
     void (*body)(int rank, int size);
@@ -62,7 +46,7 @@ static void run_ranks_on(int n, int cores, void (*body)(int rank, int size))
 {
     unit_node_create(n, 1024);
     strand_node.ncores = cores;
-    atomic_store(&failures, 0);
+    atomic_store(&unit_stress_failures, 0);
     pthread_t threads[MAX_RANKS];
     struct rank_start starts[MAX_RANKS];
     for (int i = 0; i < n; i++) {
@@ -72,7 +56,7 @@ static void run_ranks_on(int n, int cores, void (*body)(int rank, int size))
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
     unit_node_destroy();
-    CU_ASSERT_EQUAL(atomic_load(&failures), 0);
+    CU_ASSERT_EQUAL(atomic_load(&unit_stress_failures), 0);
 }
 
 static void run_ranks(int n, void (*body)(int rank, int size))
@@ -86,8 +70,8 @@ static void exclusive_increment(MPI_Win win)
 {
     long value = -1;
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-    EXPECT(atomic_fetch_add(&exclusive_in, 1) == 0);
-    EXPECT(atomic_load(&shared_in) == 0);
+    UNIT_EXPECT(atomic_fetch_add(&exclusive_in, 1) == 0);
+    UNIT_EXPECT(atomic_load(&shared_in) == 0);
     MPI_Get(&value, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win);
     sched_yield();  /* widen the window another holder would have to hit */
     value++;
@@ -101,13 +85,13 @@ static void shared_read(MPI_Win win, long *last)
     long value = -1;
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     atomic_fetch_add(&shared_in, 1);
-    EXPECT(atomic_load(&exclusive_in) == 0);
+    UNIT_EXPECT(atomic_load(&exclusive_in) == 0);
     MPI_Get(&value, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win);
     sched_yield();
-    EXPECT(atomic_load(&exclusive_in) == 0);
+    UNIT_EXPECT(atomic_load(&exclusive_in) == 0);
     atomic_fetch_sub(&shared_in, 1);
     MPI_Win_unlock(0, win);
-    EXPECT(value >= *last);  /* the counter only grows */
+    UNIT_EXPECT(value >= *last);  /* the counter only grows */
     *last = value;
 }
 
@@ -116,7 +100,7 @@ static void lock_body(int rank, int size)
     long counter = 0;
     MPI_Win win;
     MPI_Win_create(&counter, sizeof counter, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    int iterations = scaled(1500);
+    int iterations = unit_stress_scaled(1500);
     long last = 0;
     int increments = 0;
     for (int i = 0; i < iterations; i++) {
@@ -132,7 +116,7 @@ static void lock_body(int rank, int size)
     MPI_Allreduce(&increments, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Win_free(&win);  /* a fence: every increment is visible to rank 0 */
     if (rank == 0)
-        EXPECT(counter == total);
+        UNIT_EXPECT(counter == total);
     (void)size;
 }
 
@@ -168,7 +152,7 @@ static void pscw_body(int rank, int size)
     MPI_Win_create(slots, sizeof slots, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Group all;
     MPI_Comm_group(MPI_COMM_WORLD, &all);
-    int rounds = scaled(400);
+    int rounds = unit_stress_scaled(400);
     for (int r = 0; r < rounds; r++) {
         int target = r % size;
         /* Origins: a subset that changes every round (never empty). */
@@ -183,7 +167,7 @@ static void pscw_body(int rank, int size)
             MPI_Win_wait(win);
             MPI_Group_free(&g);
             for (int o = 0; o < size; o++)
-                EXPECT(slots[o] == (origins >> o & 1 ? value_of(r, o) : -1));
+                UNIT_EXPECT(slots[o] == (origins >> o & 1 ? value_of(r, o) : -1));
         } else if (origins >> rank & 1) {
             int value = value_of(r, rank);
             MPI_Group g = group_of(all, 1u << target, size);
@@ -213,7 +197,7 @@ static void fence_body(int rank, int size)
     MPI_Win win;
     MPI_Win_create(words, sizeof words, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-    int epochs = scaled(600);
+    int epochs = unit_stress_scaled(600);
     MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
     for (int k = 1; k <= epochs; k++) {
         /* Every fifth epoch is followed by one without operations, whose
@@ -228,7 +212,7 @@ static void fence_body(int rank, int size)
             words[(k + 1) % 2] = -1;
         MPI_Win_fence(puts ? 0 : MPI_MODE_NOPRECEDE, win);
         if (puts)
-            EXPECT(words[k % 2] == k * 10 + prev);
+            UNIT_EXPECT(words[k % 2] == k * 10 + prev);
     }
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     MPI_Win_free(&win);

@@ -28,6 +28,15 @@ void unit_node_destroy(void)
     strand_self = NULL;
 }
 
+atomic_int unit_stress_failures;
+
+int unit_stress_scaled(int iterations)
+{
+    const char *s = getenv("STRAND_STRESS_SCALE");
+    int n = s != NULL ? atoi(s) : 1;
+    return iterations * (n > 0 ? n : 1);
+}
+
 void unit_act_as(int world_rank)
 {
     strand_self = strand_node.ranks[world_rank];
