@@ -29,9 +29,12 @@ int main(int argc, char **argv)
                 }
         }
     }
-    /* A late root: everyone else must wait in the barrier. */
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* A late root: everyone else must wait in the barrier. t0 is read
+     * before the first barrier, which rank 0 leaves only after every rank
+     * read it, so a rank descheduled between the barriers cannot make the
+     * wait look short: the second barrier ends >= 60 ms after every t0. */
     double t0 = MPI_Wtime();
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         usleep(60000);
     MPI_Barrier(MPI_COMM_WORLD);
