@@ -5,6 +5,11 @@
 # functions).  A missing tool skips its part, saying so.
 . "$(dirname "$0")/lib.sh"
 ran=0
+# Under the sanitizer recipe (a preloaded ASan/TSan runtime, README) gdb,
+# valgrind and perf would run with that runtime too: nothing to learn.
+case ${LD_PRELOAD:-} in
+*libasan* | *libtsan*) skip "a sanitizer runtime is preloaded (LD_PRELOAD); debuggers are checked in a normal run" ;;
+esac
 
 cat >dbg.c <<'SRC'
 #include <mpi.h>
