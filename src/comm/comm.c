@@ -286,45 +286,55 @@ STRAND_MPI_ALIAS(MPI_Comm_compare);
 
 /* --- error handlers */
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+/* MPI_Comm_set/get_errhandler and their MPI-1 names, errors reported as `where`. */
+static int comm_errhandler_set(const char *where, MPI_Comm comm, MPI_Errhandler errhandler)
 {
     int rc;
-    struct strand_comm *c = comm_checked(comm, "MPI_Comm_set_errhandler", &rc);
+    struct strand_comm *c = comm_checked(comm, where, &rc);
     if (c == NULL)
         return rc;
     if (!errhandler_valid_for(errhandler, ERRHANDLER_COMM))
-        return error_report(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                            "not a communicator error handler");
+        return error_report(comm, MPI_ERR_ARG, where, "not a communicator error handler");
     errhandler_retain(errhandler);
     errhandler_release(c->errhandler);
     c->errhandler = errhandler;
     return MPI_SUCCESS;
 }
+
+static int comm_errhandler_get(const char *where, MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    int rc;
+    struct strand_comm *c = comm_checked(comm, where, &rc);
+    if (c == NULL)
+        return rc;
+    if (errhandler == NULL)
+        return error_report(comm, MPI_ERR_ARG, where, "errhandler must not be NULL");
+    errhandler_retain(c->errhandler);
+    *errhandler = c->errhandler;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return comm_errhandler_set("MPI_Comm_set_errhandler", comm, errhandler);
+}
 STRAND_MPI_ALIAS(MPI_Comm_set_errhandler);
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    int rc;
-    struct strand_comm *c = comm_checked(comm, "MPI_Comm_get_errhandler", &rc);
-    if (c == NULL)
-        return rc;
-    if (errhandler == NULL)
-        return error_report(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler must not be NULL");
-    errhandler_retain(c->errhandler);
-    *errhandler = c->errhandler;
-    return MPI_SUCCESS;
+    return comm_errhandler_get("MPI_Comm_get_errhandler", comm, errhandler);
 }
 STRAND_MPI_ALIAS(MPI_Comm_get_errhandler);
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    return PMPI_Comm_set_errhandler(comm, errhandler);
+    return comm_errhandler_set("MPI_Errhandler_set", comm, errhandler);
 }
 STRAND_MPI_ALIAS(MPI_Errhandler_set);
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    return PMPI_Comm_get_errhandler(comm, errhandler);
+    return comm_errhandler_get("MPI_Errhandler_get", comm, errhandler);
 }
 STRAND_MPI_ALIAS(MPI_Errhandler_get);
 
