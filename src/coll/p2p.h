@@ -33,6 +33,11 @@ int p2p_fan_out(const struct p2p *p);
 char *p2p_typed_alloc(MPI_Datatype t, size_t count, char **base);
 /* Data movement collectives (blocks per peer pair), on ctx's peers. */
 int p2p_move(struct coll_ctx *ctx, struct coll_args *args);
+/* The entries of an algorithm table that p2p_move serves. */
+#define P2P_MOVE_ENTRIES                                                                                           \
+    [COLL_BCAST] = p2p_move, [COLL_GATHER] = p2p_move, [COLL_GATHERV] = p2p_move, [COLL_SCATTER] = p2p_move,       \
+    [COLL_SCATTERV] = p2p_move, [COLL_ALLGATHER] = p2p_move, [COLL_ALLGATHERV] = p2p_move,                         \
+    [COLL_ALLTOALL] = p2p_move, [COLL_ALLTOALLV] = p2p_move, [COLL_ALLTOALLW] = p2p_move
 /* The same over `p` with the caller in `role`. */
 int p2p_move_over(const struct p2p *p, enum coll_role role, struct coll_args *args);
 /* Elements of the whole vector one member contributes to a reduction

@@ -86,11 +86,19 @@ struct connection {
     struct comm_core *core;         /* not spanning: the local group's core */
 };
 
-/* The leader's part. `proposal`: its group's highest context id proposal. */
+/* The leader's part, after checking its own arguments. `proposal`: its
+ * group's highest context id proposal. */
 static void leader_connect(struct strand_comm *local, MPI_Comm peer, int remote_leader, int tag, int proposal,
                            struct connection *out)
 {
     struct comm_core *lc = local->core;
+    struct strand_comm *p = comm_lookup(peer);
+    out->rc = p == NULL                                                ? MPI_ERR_COMM
+              : remote_leader < 0 || remote_leader >= p->core->size ? MPI_ERR_RANK
+              : tag < 0                                              ? MPI_ERR_TAG
+                                                                     : MPI_SUCCESS;
+    if (out->rc != MPI_SUCCESS)
+        return;
     struct leader_hello mine = { lc->local_size, rank_uid(strand_self), proposal }, theirs;
     out->rc = exchange(peer, remote_leader, tag, &mine, HELLO_INTS, &theirs, HELLO_INTS, MPI_INT);
     if (out->rc != MPI_SUCCESS)
@@ -165,21 +173,12 @@ static int create_local_group(struct strand_comm *local, int local_leader, MPI_C
     if (local_leader < 0 || local_leader >= local->core->local_size) {
         req.error = MPI_ERR_RANK;
     } else if (local->rank == local_leader) {
-        struct strand_comm *peer = comm_lookup(peer_comm);
         struct connection conn = { .rc = MPI_SUCCESS };
-        if (peer == NULL)
-            req.color = MPI_ERR_COMM;
-        else if (remote_leader < 0 || remote_leader >= peer->core->size)
-            req.color = MPI_ERR_RANK;
-        else if (tag < 0)
-            req.color = MPI_ERR_TAG;
-        else
-            leader_connect(local, peer_comm, remote_leader, tag, (int)context_id_propose_global(), &conn);
-        if (req.color == MPI_SUCCESS && conn.rc != MPI_SUCCESS)
-            req.color = conn.rc;
-        else if (req.color == MPI_SUCCESS && conn.spans)
+        leader_connect(local, peer_comm, remote_leader, tag, (int)context_id_propose_global(), &conn);
+        req.color = conn.rc;
+        if (conn.rc == MPI_SUCCESS && conn.spans)
             req.input = spanning_core_take(local, &conn, local->core->local_size, &req.color);
-        else if (req.color == MPI_SUCCESS)
+        else if (conn.rc == MPI_SUCCESS)
             req.input = conn.core;
         free(conn.remote_ids);
     }
@@ -226,15 +225,7 @@ static int create_spanning_group(struct strand_comm *local, int local_leader, MP
             if ((uint32_t)theirs > (uint32_t)proposal)
                 proposal = theirs;
         }
-        struct strand_comm *peer = comm_lookup(peer_comm);
-        if (peer == NULL)
-            conn.rc = MPI_ERR_COMM;
-        else if (remote_leader < 0 || remote_leader >= peer->core->size)
-            conn.rc = MPI_ERR_RANK;
-        else if (tag < 0)
-            conn.rc = MPI_ERR_TAG;
-        else
-            leader_connect(local, peer_comm, remote_leader, tag, proposal, &conn);
+        leader_connect(local, peer_comm, remote_leader, tag, proposal, &conn);
         outcome[OUTCOME_RC] = conn.rc;
         outcome[OUTCOME_ID] = (int)conn.id;
         outcome[OUTCOME_SIDE] = conn.side;
