@@ -2,7 +2,8 @@
  * processes (mpiexec --nodes K; also correct in one node process).
  *
  * Group A = the even world ranks, group B = the odd ones, so both local
- * groups are split across node processes; A's leader is world rank 0 (the
+ * groups are split across node processes (or, with the argument "halves",
+ * each group in one node process); A's leader is world rank 0 (the
  * first node process), B's leader its last member (the last node
  * process). Checked: queries and the remote group, point-to-point both
  * ways, collectives with every root mode, merge (both high orders), dup
@@ -18,8 +19,19 @@
 static int wrank, wsize;
 
 /* World rank of member i of group g (0: even, 1: odd). */
-static int world_of(int g, int i) { return 2 * i + g; }
-static int group_size(int g) { return (wsize - g + 1) / 2; }
+/* halves = 0: A = even world ranks, B = odd ones (both groups split
+ * across node processes); halves = 1 (argument "halves"): A = the first
+ * half, B = the rest (each group within one node process at --nodes 2). */
+static int halves;
+static int group_size(int g)
+{
+    if (halves)
+        return g == 0 ? wsize / 2 : wsize - wsize / 2;
+    return (wsize - g + 1) / 2;
+}
+static int world_of(int g, int i) { return halves ? g * (wsize / 2) + i : 2 * i + g; }
+static int group_of(int r) { return halves ? r >= wsize / 2 : r % 2; }
+static int index_of(int r) { return halves ? r - group_of(r) * (wsize / 2) : r / 2; }
 
 static int copies;
 static int copy_attr(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag)
@@ -37,7 +49,7 @@ static int check_queries(MPI_Comm inter, int g)
     MPI_Comm_size(inter, &lsize);
     MPI_Comm_remote_size(inter, &rsize);
     MPI_Comm_rank(inter, &rank);
-    CHECK(errs, flag && lsize == group_size(g) && rsize == group_size(1 - g) && rank == wrank / 2,
+    CHECK(errs, flag && lsize == group_size(g) && rsize == group_size(1 - g) && rank == index_of(wrank),
           "inter %d size %d remote %d rank %d", flag, lsize, rsize, rank);
     MPI_Group remote, world;
     MPI_Comm_remote_group(inter, &remote);
@@ -214,7 +226,7 @@ static int check_constructors(MPI_Comm inter, int g)
         for (int r = 0; r < wsize; r++) {
             if (r % 3 != color)
                 continue;
-            if (r % 2 == g) {
+            if (group_of(r) == g) {
                 want_l++;
                 want_rank += r > wrank;
             } else {
@@ -225,7 +237,7 @@ static int check_constructors(MPI_Comm inter, int g)
               "split: local %d remote %d rank %d (want %d %d %d)", lsize, rsize, srank, want_l, want_r, want_rank);
         int w = wrank, sum = -1, want = 0;
         for (int r = 0; r < wsize; r++)
-            if (r % 3 == color && r % 2 != g)
+            if (r % 3 == color && group_of(r) != g)
                 want += r;
         MPI_Allreduce(&w, &sum, 1, MPI_INT, MPI_SUM, split);
         CHECK(errs, sum == want, "allreduce on the split intercomm gave %d, want %d", sum, want);
@@ -234,7 +246,7 @@ static int check_constructors(MPI_Comm inter, int g)
         /* A color present on one side only gives MPI_COMM_NULL. */
         int other = 0;
         for (int r = 0; r < wsize; r++)
-            other += r % 3 == color && r % 2 != g;
+            other += r % 3 == color && group_of(r) != g;
         CHECK(errs, other == 0, "color %d has partners but gave MPI_COMM_NULL", color);
     }
     /* Create: each group keeps its first half (at least one member). */
@@ -364,7 +376,8 @@ int main(int argc, char **argv)
         printf("needs 3 or more ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    int g = wrank % 2;
+    halves = argc > 1 && strcmp(argv[1], "halves") == 0;
+    int g = group_of(wrank);
     MPI_Comm local, inter;
     MPI_Comm_split(MPI_COMM_WORLD, g, wrank, &local);
     /* A's leader: its member 0 (world 0); B's: its last member. */
