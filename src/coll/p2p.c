@@ -21,17 +21,16 @@ enum { COLL_TAG = 0 };
 
 struct p2p {
     struct strand_comm *comm;
-    uint32_t context;
     int rank, size;
 };
 
 static struct p2p p2p_of(const struct coll_ctx *ctx)
 {
     struct strand_comm *c = ctx->comm;
-    return (struct p2p){ c, c->core->context_id + 1, c->rank, c->core->size };
+    return (struct p2p){ c, c->rank, c->core->size };
 }
 
-static struct strand_request *requests_alloc(int n)
+struct strand_request *coll_requests_alloc(int n)
 {
     size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(struct strand_request) + 63) & ~(size_t)63;
     return aligned_alloc(64, bytes);
@@ -43,23 +42,40 @@ static void wait_all(struct strand_request *reqs, int n)
         pt2pt_wait_internal(&reqs[i]);
 }
 
+void coll_msg_send(struct strand_comm *c, struct strand_request *req, const void *buf, int count,
+                   MPI_Datatype type, int dest)
+{
+    pt2pt_isend_internal(req, c, c->core->context_id + 1, buf, count, type, dest, COLL_TAG);
+}
+
+void coll_msg_recv(struct strand_comm *c, struct strand_request *req, void *buf, int count, MPI_Datatype type,
+                   int source)
+{
+    pt2pt_irecv_internal(req, c, c->core->context_id + 1, buf, count, type, source, COLL_TAG);
+}
+
+void coll_msg_wait(struct strand_request *req)
+{
+    pt2pt_wait_internal(req);
+}
+
 static void send_to(const struct p2p *p, struct strand_request *req, const void *buf, int count,
                     MPI_Datatype type, int dest)
 {
-    pt2pt_isend_internal(req, p->comm, p->context, buf, count, type, dest, COLL_TAG);
+    coll_msg_send(p->comm, req, buf, count, type, dest);
 }
 
 static void recv_from(const struct p2p *p, struct strand_request *req, void *buf, int count,
                       MPI_Datatype type, int source)
 {
-    pt2pt_irecv_internal(req, p->comm, p->context, buf, count, type, source, COLL_TAG);
+    coll_msg_recv(p->comm, req, buf, count, type, source);
 }
 
 /* ---- storage for `count` elements of a (possibly derived) type ---- */
 
 /* Kernels of pair types write whole elements, padding included: the
  * storage covers both the true and the declared bounds of every element. */
-static char *typed_alloc(MPI_Datatype t, size_t count, char **base)
+char *coll_typed_alloc(MPI_Datatype t, size_t count, char **base)
 {
     MPI_Aint lo = t->lb < t->true_lb ? t->lb : t->true_lb;
     MPI_Aint hi = t->ub > t->true_ub ? t->ub : t->true_ub;
@@ -81,7 +97,7 @@ static int p2p_barrier(struct coll_ctx *ctx, struct coll_args *args)
             recv_from(&p, &req, NULL, 0, MPI_BYTE, i);
             pt2pt_wait_internal(&req);
         }
-        struct strand_request *reqs = requests_alloc(p.size);
+        struct strand_request *reqs = coll_requests_alloc(p.size);
         if (reqs == NULL)
             return MPI_ERR_NO_MEM;
         for (int i = 1; i < p.size; i++)
@@ -137,10 +153,10 @@ static bool talks_to(const struct coll_args *args, int me, int peer, bool sendin
     }
 }
 
-static int p2p_move(struct coll_ctx *ctx, struct coll_args *args)
+int coll_p2p_move(struct coll_ctx *ctx, struct coll_args *args)
 {
     struct p2p p = p2p_of(ctx);
-    struct strand_request *reqs = requests_alloc(2 * p.size);
+    struct strand_request *reqs = coll_requests_alloc(2 * p.size);
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
     /* In place (alltoall): the receive buffer holds what goes out; set the
@@ -201,7 +217,7 @@ static int p2p_move(struct coll_ctx *ctx, struct coll_args *args)
 /* ---- reductions, in rank order ---- */
 
 /* Elements of the whole vector a member contributes. */
-static size_t vector_count(const struct coll_args *args, int size)
+size_t coll_vector_count(const struct coll_args *args, int size)
 {
     if (args->kind == COLL_REDUCE_SCATTER_BLOCK)
         return args->count * (size_t)size;
@@ -226,7 +242,7 @@ static int reduce_to(const struct p2p *p, const struct coll_args *args, size_t c
         pt2pt_wait_internal(&req);
         return MPI_SUCCESS;
     }
-    char *tmp_base, *tmp = typed_alloc(t, count, &tmp_base);
+    char *tmp_base, *tmp = coll_typed_alloc(t, count, &tmp_base);
     if (tmp == NULL)
         return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
@@ -248,7 +264,7 @@ static int reduce_to(const struct p2p *p, const struct coll_args *args, size_t c
 
 static int bcast_from(const struct p2p *p, char *buf, size_t count, MPI_Datatype t, int root)
 {
-    struct strand_request *reqs = requests_alloc(p->size);
+    struct strand_request *reqs = coll_requests_alloc(p->size);
     if (reqs == NULL)
         return MPI_ERR_NO_MEM;
     int n = 0;
@@ -270,7 +286,7 @@ static int p2p_reduce(struct coll_ctx *ctx, struct coll_args *args)
     MPI_Datatype t = args->plan.type;
     if (args->kind == COLL_REDUCE) {
         /* The root's output may be its input (in place): reduce apart, then store. */
-        char *base = NULL, *acc = p.rank == args->root ? typed_alloc(t, args->count, &base) : NULL;
+        char *base = NULL, *acc = p.rank == args->root ? coll_typed_alloc(t, args->count, &base) : NULL;
         if (p.rank == args->root && acc == NULL)
             return MPI_ERR_NO_MEM;
         int rc = reduce_to(&p, args, args->count, args->root, acc);
@@ -279,8 +295,8 @@ static int p2p_reduce(struct coll_ctx *ctx, struct coll_args *args)
         free(base);
         return rc;
     }
-    size_t total = vector_count(args, p.size);
-    char *base = NULL, *acc = p.rank == 0 ? typed_alloc(t, total, &base) : NULL;
+    size_t total = coll_vector_count(args, p.size);
+    char *base = NULL, *acc = p.rank == 0 ? coll_typed_alloc(t, total, &base) : NULL;
     if (p.rank == 0 && acc == NULL)
         return MPI_ERR_NO_MEM;
     int rc = reduce_to(&p, args, total, 0, acc);
@@ -308,7 +324,7 @@ static int p2p_reduce(struct coll_ctx *ctx, struct coll_args *args)
                                                .displs = displs, .type = t };
         scatter.recv = (struct coll_side){ .layout = LAYOUT_SAME, .buf = args->output, .count = counts[p.rank],
                                            .type = t };
-        rc = p2p_move(ctx, &scatter);
+        rc = coll_p2p_move(ctx, &scatter);
         free(counts);
     }
     free(base);
@@ -323,8 +339,8 @@ static int p2p_prefix(struct coll_ctx *ctx, struct coll_args *args)
     const struct op_plan *plan = &args->plan;
     MPI_Datatype t = plan->type;
     size_t count = args->count;
-    char *in_base, *partial = typed_alloc(t, count, &in_base);
-    char *acc_base, *acc = typed_alloc(t, count, &acc_base);
+    char *in_base, *partial = coll_typed_alloc(t, count, &in_base);
+    char *acc_base, *acc = coll_typed_alloc(t, count, &acc_base);
     int rc = partial == NULL || acc == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     struct strand_request req;
     if (rc == MPI_SUCCESS) {
@@ -352,16 +368,16 @@ const struct coll_algorithms coll_p2p_algorithms = {
     .name = "point-to-point (spans node processes)",
     .run = {
         [COLL_BARRIER] = p2p_barrier,
-        [COLL_BCAST] = p2p_move,
-        [COLL_GATHER] = p2p_move,
-        [COLL_GATHERV] = p2p_move,
-        [COLL_SCATTER] = p2p_move,
-        [COLL_SCATTERV] = p2p_move,
-        [COLL_ALLGATHER] = p2p_move,
-        [COLL_ALLGATHERV] = p2p_move,
-        [COLL_ALLTOALL] = p2p_move,
-        [COLL_ALLTOALLV] = p2p_move,
-        [COLL_ALLTOALLW] = p2p_move,
+        [COLL_BCAST] = coll_p2p_move,
+        [COLL_GATHER] = coll_p2p_move,
+        [COLL_GATHERV] = coll_p2p_move,
+        [COLL_SCATTER] = coll_p2p_move,
+        [COLL_SCATTERV] = coll_p2p_move,
+        [COLL_ALLGATHER] = coll_p2p_move,
+        [COLL_ALLGATHERV] = coll_p2p_move,
+        [COLL_ALLTOALL] = coll_p2p_move,
+        [COLL_ALLTOALLV] = coll_p2p_move,
+        [COLL_ALLTOALLW] = coll_p2p_move,
         [COLL_REDUCE] = p2p_reduce,
         [COLL_ALLREDUCE] = p2p_reduce,
         [COLL_REDUCE_SCATTER] = p2p_reduce,

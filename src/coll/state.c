@@ -22,14 +22,40 @@ static struct coll_core *state_create(int nslots)
     return cc;
 }
 
+static void state_free(struct coll_core *cc)
+{
+    coll_eager_unmap(cc);
+    coll_hier_destroy(cc->hier);
+    free(cc);
+}
+
+struct coll_core *coll_state_create_local(int members)
+{
+    struct coll_core *cc = state_create(members);
+    if (cc == NULL)
+        return NULL;
+    cc->nsides = 1;
+    cc->size[0] = cc->size[1] = members;
+    atomic_store(&cc->attached, 1);
+    return cc;
+}
+
+void coll_state_free_local(struct coll_core *cc)
+{
+    if (cc != NULL)
+        state_free(cc);
+}
+
 int coll_comm_attach(struct comm_core *core)
 {
     struct coll_core *cc = state_create(core->size);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
     /* The algorithm table follows locality, chosen once per core. */
-    if (comm_members_span_nodes(core->members, core->size))
-        cc->algo = &coll_p2p_algorithms;
+    if (comm_members_span_nodes(core->members, core->size)) {
+        cc->hier = coll_hier_create(core);
+        cc->algo = cc->hier != NULL ? &coll_hier_algorithms : &coll_p2p_algorithms;
+    }
     cc->nsides = 1;
     cc->side[0] = cc->side[1] = core;
     cc->size[0] = cc->size[1] = core->size;
@@ -60,8 +86,7 @@ void coll_comm_detach(struct comm_core *core)
     struct coll_core *cc = core->coll;
     core->coll = NULL;
     if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1) {
-        coll_eager_unmap(cc);
-        free(cc);
+        state_free(cc);
     }
 }
 
