@@ -22,6 +22,18 @@ static struct coll_core *state_create(int nslots)
     return cc;
 }
 
+/* STRAND_COLL_HIER=0 keeps cores spanning node processes on the
+ * point-to-point table (for measurements, bench/compare's strand-p2p). */
+static bool hier_wanted(void)
+{
+    static int wanted = -1;     /* racy first reads all store the same value */
+    if (__atomic_load_n(&wanted, __ATOMIC_RELAXED) < 0) {
+        const char *v = getenv("STRAND_COLL_HIER");
+        __atomic_store_n(&wanted, v == NULL || strcmp(v, "0") != 0, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&wanted, __ATOMIC_RELAXED) != 0;
+}
+
 static void state_free(struct coll_core *cc)
 {
     coll_eager_unmap(cc);
@@ -53,7 +65,7 @@ int coll_comm_attach(struct comm_core *core)
         return MPI_ERR_NO_MEM;
     /* The algorithm table follows locality, chosen once per core. */
     if (comm_members_span_nodes(core->members, core->size)) {
-        cc->hier = coll_hier_create(core);
+        cc->hier = hier_wanted() ? coll_hier_create(core) : NULL;
         cc->algo = cc->hier != NULL ? &coll_hier_algorithms : &coll_p2p_algorithms;
     }
     cc->nsides = 1;
