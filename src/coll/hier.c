@@ -553,6 +553,16 @@ static void blocks_pack(const struct coll_hier *h, const struct coll_side *s, ch
     }
 }
 
+/* The packed blocks a representative holds: every member's at the root,
+ * its node's elsewhere (NULL for other members). False when out of memory. */
+static bool packed_alloc(const struct coll_ctx *ctx, int rep, bool is_root, size_t bytes, char **packed)
+{
+    const struct coll_hier *h = ctx->cc->hier;
+    int blocks = is_root ? h->node_first[h->nnodes] : node_size(h, h->my_node);
+    *packed = ctx->rank == rep ? malloc((size_t)blocks * bytes + 1) : NULL;
+    return ctx->rank != rep || *packed != NULL;
+}
+
 /* Gather: each node's members gather to its representative (packed, in
  * node order), which sends the node's blocks in one message to the root. */
 static int hier_gather(struct coll_ctx *ctx, struct coll_args *args)
@@ -572,8 +582,8 @@ static int hier_gather(struct coll_ctx *ctx, struct coll_args *args)
     if (!block_bytes(ctx, is_root ? &args->recv : &args->send, &bytes))
         return coll_p2p_algorithms.run[args->kind](ctx, args);
     int size = h->node_first[h->nnodes], members = node_size(h, me);
-    char *packed = NULL;
-    if (ctx->rank == rep && (packed = malloc((is_root ? size : members) * bytes + 1)) == NULL)
+    char *packed;
+    if (!packed_alloc(ctx, rep, is_root, bytes, &packed))
         return MPI_ERR_NO_MEM;
     char *section = is_root ? packed + (size_t)h->node_first[me] * bytes : packed;
     struct coll_args sub;
@@ -617,9 +627,9 @@ static int hier_scatter(struct coll_ctx *ctx, struct coll_args *args)
     size_t bytes;
     if (!block_bytes(ctx, is_root ? &args->send : &args->recv, &bytes))
         return coll_p2p_algorithms.run[args->kind](ctx, args);
-    int size = h->node_first[h->nnodes], members = node_size(h, me);
-    char *packed = NULL;
-    if (ctx->rank == rep && (packed = malloc((is_root ? size : members) * bytes + 1)) == NULL)
+    int members = node_size(h, me);
+    char *packed;
+    if (!packed_alloc(ctx, rep, is_root, bytes, &packed))
         return MPI_ERR_NO_MEM;
     struct strand_request *reqs = NULL;
     int n = 0;
