@@ -18,10 +18,9 @@
  * Exactness: a reduction combines whole nodes, so it keeps rank order
  * only when every node's members are consecutive in communicator order;
  * a non-commutative reduction over interleaved nodes, and every scan over
- * them, runs p2p.c's rank-order algorithms instead. The v and w
- * variants and alltoall also run p2p.c's: each block's size is known to
- * its two ends only, and alltoall's volume crosses the network once
- * either way. */
+ * them, runs p2p.c's rank-order algorithms instead. Alltoall(v,w) also
+ * runs p2p.c's: its volume crosses the network once either way. For the
+ * gather(v)/scatter(v) pattern see rooted_plan_make. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +225,19 @@ static int nodes_tree_down(const struct coll_ctx *ctx, const struct coll_hier *h
 
 enum { TREE_SENDS_MAX = 32 };   /* log2 of any node count */
 
+/* acc = other op acc (`other` holds the nodes before) or acc op other
+ * (the nodes after; formed in `other`, and the two buffers swap roles). */
+static int combine_in_order(const struct op_plan *plan, size_t count, char **acc, char **other, bool other_first)
+{
+    if (other_first)
+        return op_reduce_buffers(plan, *other, *acc, count);
+    int rc = op_reduce_buffers(plan, *acc, *other, count);
+    char *swap = *acc;
+    *acc = *other;
+    *other = swap;
+    return rc;
+}
+
 /* Binomial reduction to node `top` (numbered relative to it; from node 0
  * it combines whole nodes in rank order): `acc` holds this node's part on
  * entry and, at the top, the result on return. */
@@ -249,12 +261,9 @@ static int nodes_tree_reduce(const struct coll_ctx *ctx, const struct coll_hier 
         if (vr + mask < n) {
             coll_msg_recv(ctx->comm, &req, tmp, (int)count, t, rep_of(h, (vr + mask + top) % n, root));
             coll_msg_wait(&req);
-            /* The child holds the next nodes: acc op child, formed in tmp. */
-            if (rc == MPI_SUCCESS)
-                rc = op_reduce_buffers(plan, acc, tmp, count);
-            char *swap = acc;
-            acc = tmp;
-            tmp = swap;
+            /* The child holds the next nodes. */
+            int rc2 = combine_in_order(plan, count, &acc, &tmp, false);
+            rc = rc != MPI_SUCCESS ? rc : rc2;
         }
     }
     if (acc != result && vr == 0)
@@ -299,16 +308,8 @@ static int nodes_allreduce(const struct coll_ctx *ctx, const struct coll_hier *h
         coll_msg_send(ctx->comm, &reqs[0], acc, (int)count, t, h->leader[partner]);
         coll_msg_recv(ctx->comm, &reqs[1], tmp, (int)count, t, h->leader[partner]);
         wait_all(reqs, 2);
-        if (rc != MPI_SUCCESS)
-            continue;
-        if (partner < me) {
-            rc = op_reduce_buffers(plan, tmp, acc, count);
-        } else {
-            rc = op_reduce_buffers(plan, acc, tmp, count);
-            char *swap = acc;
-            acc = tmp;
-            tmp = swap;
-        }
+        if (rc == MPI_SUCCESS)
+            rc = combine_in_order(plan, count, &acc, &tmp, partner < me);
     }
     if (acc != buf)
         dt_copy(buf, count, t, acc, count, t);
@@ -526,22 +527,29 @@ static bool block_bytes(const struct coll_ctx *ctx, const struct coll_side *s, s
            (size_t)s->count * (size_t)h->node_first[h->nnodes] <= INT_MAX;
 }
 
-/* Copies block by block between `packed` (blocks in by_node order, from
- * position `first` on, `n` of them) and a per-member layout. */
-static void blocks_unpack(const struct coll_hier *h, const struct coll_side *s, const char *packed, size_t bytes,
-                          int first, int n, int skip)
+/* Byte offsets of every member's block of `s` packed in node order
+ * (by_node positions; [size] = the total); NULL when out of memory. */
+static size_t *packed_offsets(const struct coll_hier *h, const struct coll_side *s)
 {
-    for (int pos = first; pos < first + n; pos++) {
+    int size = h->node_first[h->nnodes];
+    size_t *off = malloc(((size_t)size + 1) * sizeof *off);
+    if (off == NULL)
+        return NULL;
+    off[0] = 0;
+    for (int pos = 0; pos < size; pos++) {
         char *buf;
         int count;
         MPI_Datatype type;
-        int c = h->by_node[pos];
-        if (c != skip && coll_side_block(s, c, &buf, &count, &type))
-            dt_unpack(buf, (size_t)count, type, packed + (size_t)(pos - first) * bytes, bytes);
+        bool some = coll_side_block(s, h->by_node[pos], &buf, &count, &type);
+        off[pos + 1] = off[pos] + (some ? (size_t)count * type->size : 0);
     }
+    return off;
 }
 
-static void blocks_pack(const struct coll_hier *h, const struct coll_side *s, char *packed, size_t bytes, int skip)
+/* Copies every member's block but `skip`'s between `packed` (laid out
+ * by `off`) and the per-member layout `s`, one way or the other. */
+static void blocks_unpack(const struct coll_hier *h, const struct coll_side *s, const char *packed,
+                          const size_t *off, int skip)
 {
     for (int pos = 0; pos < h->node_first[h->nnodes]; pos++) {
         char *buf;
@@ -549,26 +557,97 @@ static void blocks_pack(const struct coll_hier *h, const struct coll_side *s, ch
         MPI_Datatype type;
         int c = h->by_node[pos];
         if (c != skip && coll_side_block(s, c, &buf, &count, &type))
-            dt_pack(packed + (size_t)pos * bytes, buf, (size_t)count, type);
+            dt_unpack(buf, (size_t)count, type, packed + off[pos], off[pos + 1] - off[pos]);
     }
 }
 
-/* The packed blocks a representative holds: every member's at the root,
- * its node's elsewhere (NULL for other members). False when out of memory. */
-static bool packed_alloc(const struct coll_ctx *ctx, int rep, bool is_root, size_t bytes, char **packed)
+static void blocks_pack(const struct coll_hier *h, const struct coll_side *s, char *packed, const size_t *off,
+                        int skip)
 {
-    const struct coll_hier *h = ctx->cc->hier;
-    int blocks = is_root ? h->node_first[h->nnodes] : node_size(h, h->my_node);
-    *packed = ctx->rank == rep ? malloc((size_t)blocks * bytes + 1) : NULL;
-    return ctx->rank != rep || *packed != NULL;
+    for (int pos = 0; pos < h->node_first[h->nnodes]; pos++) {
+        char *buf;
+        int count;
+        MPI_Datatype type;
+        int c = h->by_node[pos];
+        if (c != skip && coll_side_block(s, c, &buf, &count, &type))
+            dt_pack(packed + off[pos], buf, (size_t)count, type);
+    }
 }
 
-/* Gather: each node's members gather to its representative (packed, in
- * node order), which sends the node's blocks in one message to the root. */
+/* A rooted gather or scatter (v or not), as one node sees it: its
+ * representative `rep` and the byte offsets of its members' packed blocks
+ * (`local`, members + 1 entries, at the representative only); at the root
+ * also every member's (`all`, in node order). */
+struct rooted_plan {
+    int rep, first, members;
+    size_t *all, *local;
+    int *counts, *displs;           /* the local blocks as a v layout of bytes */
+};
+
+static void rooted_plan_free(struct rooted_plan *p)
+{
+    free(p->all);
+    free(p->local);
+    free(p->counts);
+}
+
+/* `root_side`: the root's per-member layout; `my_bytes`: the caller's
+ * own block. Without the v variants every block has the caller's size;
+ * with them the representative learns its members' sizes from a local
+ * gather (every member of the node takes part). */
+static int rooted_plan_make(const struct coll_ctx *ctx, const struct coll_args *args, const struct coll_side *root_side,
+                            size_t my_bytes, struct rooted_plan *p)
+{
+    const struct coll_hier *h = ctx->cc->hier;
+    int me = h->my_node;
+    bool vector = args->kind == COLL_GATHERV || args->kind == COLL_SCATTERV, is_rep;
+    *p = (struct rooted_plan){ .rep = rep_of(h, me, args->root), .first = h->node_first[me],
+                               .members = node_size(h, me) };
+    is_rep = ctx->rank == p->rep;
+    if (ctx->rank == args->root && (p->all = packed_offsets(h, root_side)) == NULL)
+        return MPI_ERR_NO_MEM;
+    uint64_t mine = my_bytes, *sizes = NULL;
+    if (is_rep) {
+        p->local = malloc(((size_t)p->members + 1) * sizeof *p->local);
+        p->counts = malloc(2 * (size_t)p->members * sizeof *p->counts);
+        sizes = malloc((size_t)p->members * sizeof *sizes);
+        if (p->local == NULL || p->counts == NULL || sizes == NULL) {
+            free(sizes);
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    int rc = MPI_SUCCESS;
+    if (vector) {
+        struct coll_args sub;
+        coll_args_init(&sub, COLL_GATHER, h->local_index[p->rep]);
+        side_same(&sub.send, &mine, 1, MPI_UINT64_T);
+        if (is_rep) {
+            side_same(&sub.recv, sizes, 1, MPI_UINT64_T);
+            sub.recv.layout = LAYOUT_INDEXED;
+        }
+        rc = local_run(ctx, &sub);
+    }
+    if (is_rep) {
+        p->displs = p->counts + p->members;
+        p->local[0] = 0;
+        for (int i = 0; i < p->members; i++) {
+            size_t b = p->all != NULL ? p->all[p->first + i + 1] - p->all[p->first + i] : vector ? sizes[i] : my_bytes;
+            p->local[i + 1] = p->local[i] + b;
+            p->counts[i] = (int)b;
+            p->displs[i] = (int)p->local[i];
+        }
+    }
+    free(sizes);
+    return rc;
+}
+
+/* Gather(v): each node's members gather to its representative (packed,
+ * in node order), which sends the node's blocks in one message to the
+ * root; the root unpacks them. */
 static int hier_gather(struct coll_ctx *ctx, struct coll_args *args)
 {
     const struct coll_hier *h = ctx->cc->hier;
-    int root = args->root, me = h->my_node, rep = rep_of(h, me, root);
+    int root = args->root, me = h->my_node;
     bool is_root = ctx->rank == root;
     struct coll_side mine = args->send;
     if (is_root && args->skip_self) {
@@ -579,133 +658,179 @@ static int hier_gather(struct coll_ctx *ctx, struct coll_args *args)
         side_same(&mine, buf, count, type);
     }
     size_t bytes;
-    if (!block_bytes(ctx, is_root ? &args->recv : &args->send, &bytes))
+    if (args->kind == COLL_GATHER && !block_bytes(ctx, is_root ? &args->recv : &args->send, &bytes))
         return coll_p2p_algorithms.run[args->kind](ctx, args);
-    int size = h->node_first[h->nnodes], members = node_size(h, me);
-    char *packed;
-    if (!packed_alloc(ctx, rep, is_root, bytes, &packed))
-        return MPI_ERR_NO_MEM;
-    char *section = is_root ? packed + (size_t)h->node_first[me] * bytes : packed;
-    struct coll_args sub;
-    coll_args_init(&sub, COLL_GATHER, h->local_index[rep]);
-    sub.send = mine;
-    if (ctx->rank == rep) {
-        side_same(&sub.recv, section, (int)bytes, MPI_BYTE);
-        sub.recv.layout = LAYOUT_INDEXED;
+    struct rooted_plan p;
+    int rc = rooted_plan_make(ctx, args, &args->recv, (size_t)mine.count * mine.type->size, &p);
+    char *packed = NULL;
+    if (rc == MPI_SUCCESS && ctx->rank == p.rep &&
+        (packed = malloc((is_root ? p.all[h->node_first[h->nnodes]] : p.local[p.members]) + 1)) == NULL)
+        rc = MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        rooted_plan_free(&p);
+        return rc;
     }
-    int rc = local_run(ctx, &sub);
-    if (ctx->rank == rep && !is_root) {
+    struct coll_args sub;
+    coll_args_init(&sub, COLL_GATHERV, h->local_index[p.rep]);
+    sub.send = mine;
+    if (ctx->rank == p.rep)
+        sub.recv = (struct coll_side){ .layout = LAYOUT_V, .buf = is_root ? packed + p.all[p.first] : packed,
+                                       .counts = p.counts, .displs = p.displs, .type = MPI_BYTE };
+    rc = local_run(ctx, &sub);
+    if (ctx->rank == p.rep && !is_root) {
         struct strand_request req;
-        coll_msg_send(ctx->comm, &req, packed, (int)(members * bytes), MPI_BYTE, root);
+        coll_msg_send(ctx->comm, &req, packed, (int)p.local[p.members], MPI_BYTE, root);
         coll_msg_wait(&req);
     } else if (is_root) {
         struct strand_request *reqs = coll_requests_alloc(h->nnodes);
         if (reqs == NULL) {
             free(packed);
+            rooted_plan_free(&p);
             return MPI_ERR_NO_MEM;
         }
         int n = 0;
-        for (int g = 0; g < h->nnodes; g++)
+        for (int g = 0; g < h->nnodes; g++) {
+            size_t at = p.all[h->node_first[g]], end = p.all[h->node_first[g + 1]];
             if (g != me)
-                coll_msg_recv(ctx->comm, &reqs[n++], packed + (size_t)h->node_first[g] * bytes,
-                              (int)(node_size(h, g) * bytes), MPI_BYTE, h->leader[g]);
+                coll_msg_recv(ctx->comm, &reqs[n++], packed + at, (int)(end - at), MPI_BYTE, h->leader[g]);
+        }
         wait_all(reqs, n);
         free(reqs);
-        blocks_unpack(h, &args->recv, packed, bytes, 0, size, args->skip_self ? root : -1);
+        blocks_unpack(h, &args->recv, packed, p.all, args->skip_self ? root : -1);
     }
     free(packed);
+    rooted_plan_free(&p);
     return rc;
 }
 
-/* Scatter: the root packs every block (in node order) and sends each node
- * its blocks in one message; each node's representative scatters them. */
+/* Scatter(v): the root packs every block (in node order) and sends each
+ * node its blocks in one message; each node's representative scatters
+ * them. */
 static int hier_scatter(struct coll_ctx *ctx, struct coll_args *args)
 {
     const struct coll_hier *h = ctx->cc->hier;
-    int root = args->root, me = h->my_node, rep = rep_of(h, me, root);
+    int root = args->root, me = h->my_node;
     bool is_root = ctx->rank == root;
     size_t bytes;
-    if (!block_bytes(ctx, is_root ? &args->send : &args->recv, &bytes))
+    if (args->kind == COLL_SCATTER && !block_bytes(ctx, is_root ? &args->send : &args->recv, &bytes))
         return coll_p2p_algorithms.run[args->kind](ctx, args);
-    int members = node_size(h, me);
-    char *packed;
-    if (!packed_alloc(ctx, rep, is_root, bytes, &packed))
-        return MPI_ERR_NO_MEM;
+    size_t my_bytes = args->recv.layout == LAYOUT_NONE ? 0 : (size_t)args->recv.count * args->recv.type->size;
+    struct rooted_plan p;
+    int rc = rooted_plan_make(ctx, args, &args->send, my_bytes, &p);
+    char *packed = NULL;
+    if (rc == MPI_SUCCESS && ctx->rank == p.rep &&
+        (packed = malloc((is_root ? p.all[h->node_first[h->nnodes]] : p.local[p.members]) + 1)) == NULL)
+        rc = MPI_ERR_NO_MEM;
     struct strand_request *reqs = NULL;
+    if (rc == MPI_SUCCESS && is_root && (reqs = coll_requests_alloc(h->nnodes)) == NULL)
+        rc = MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        free(packed);
+        rooted_plan_free(&p);
+        return rc;
+    }
     int n = 0;
     if (is_root) {
-        reqs = coll_requests_alloc(h->nnodes);
-        if (reqs == NULL) {
-            free(packed);
-            return MPI_ERR_NO_MEM;
-        }
-        blocks_pack(h, &args->send, packed, bytes, args->skip_self ? root : -1);
-        for (int g = 0; g < h->nnodes; g++)
+        blocks_pack(h, &args->send, packed, p.all, args->skip_self ? root : -1);
+        for (int g = 0; g < h->nnodes; g++) {
+            size_t at = p.all[h->node_first[g]], end = p.all[h->node_first[g + 1]];
             if (g != me)
-                coll_msg_send(ctx->comm, &reqs[n++], packed + (size_t)h->node_first[g] * bytes,
-                              (int)(node_size(h, g) * bytes), MPI_BYTE, h->leader[g]);
-    } else if (ctx->rank == rep) {
+                coll_msg_send(ctx->comm, &reqs[n++], packed + at, (int)(end - at), MPI_BYTE, h->leader[g]);
+        }
+    } else if (ctx->rank == p.rep) {
         struct strand_request req;
-        coll_msg_recv(ctx->comm, &req, packed, (int)(members * bytes), MPI_BYTE, root);
+        coll_msg_recv(ctx->comm, &req, packed, (int)p.local[p.members], MPI_BYTE, root);
         coll_msg_wait(&req);
     }
     struct coll_args sub;
-    coll_args_init(&sub, COLL_SCATTER, h->local_index[rep]);
+    coll_args_init(&sub, COLL_SCATTERV, h->local_index[p.rep]);
     sub.recv = args->recv;
     sub.skip_self = args->skip_self;
-    if (ctx->rank == rep) {
-        side_same(&sub.send, is_root ? packed + (size_t)h->node_first[me] * bytes : packed, (int)bytes, MPI_BYTE);
-        sub.send.layout = LAYOUT_INDEXED;
-    }
-    int rc = local_run(ctx, &sub);
+    if (ctx->rank == p.rep)
+        sub.send = (struct coll_side){ .layout = LAYOUT_V, .buf = is_root ? packed + p.all[p.first] : packed,
+                                       .counts = p.counts, .displs = p.displs, .type = MPI_BYTE };
+    rc = local_run(ctx, &sub);
     wait_all(reqs, n);
     free(reqs);
     free(packed);
+    rooted_plan_free(&p);
     return rc;
 }
 
-/* Allgather: gather to each leader (its node's section of a packed
- * buffer of all blocks), the leaders exchange their sections, each
- * unpacks all into its receive buffer and bcasts that buffer locally. */
+/* Allgather(v) (every member knows every block's size): gather to each
+ * leader (its node's section of the packed blocks), the leaders exchange
+ * their sections, and each node gets the whole: allgather bcasts the
+ * leader's receive buffer (one run of the type), allgatherv the packed
+ * blocks, which every member unpacks. */
 static int hier_allgather(struct coll_ctx *ctx, struct coll_args *args)
 {
     const struct coll_hier *h = ctx->cc->hier;
-    int me = h->my_node, leader = h->leader[me];
-    size_t bytes;
-    if (!block_bytes(ctx, &args->recv, &bytes))
-        return coll_p2p_algorithms.run[args->kind](ctx, args);
-    int size = h->node_first[h->nnodes];
-    char *packed = NULL;
-    if (ctx->rank == leader && (packed = malloc(size * bytes + 1)) == NULL)
+    int me = h->my_node, leader = h->leader[me], size = h->node_first[h->nnodes];
+    int first = h->node_first[me], members = node_size(h, me);
+    bool whole = args->kind == COLL_ALLGATHER;
+    size_t *off = packed_offsets(h, &args->recv);
+    if (off == NULL)
         return MPI_ERR_NO_MEM;
+    if (off[size] > INT_MAX || (whole && (size_t)args->recv.count * (size_t)size > INT_MAX)) {
+        free(off);
+        return coll_p2p_algorithms.run[args->kind](ctx, args);
+    }
+    char *packed = NULL;
+    int *counts = NULL;
+    if (ctx->rank == leader || !whole) {
+        packed = malloc(off[size] + 1);
+        counts = malloc(2 * (size_t)members * sizeof *counts);
+        if (packed == NULL || counts == NULL) {
+            free(packed);
+            free(counts);
+            free(off);
+            return MPI_ERR_NO_MEM;
+        }
+    }
     struct coll_args sub;
-    coll_args_init(&sub, COLL_GATHER, 0);
+    coll_args_init(&sub, COLL_GATHERV, 0);
     sub.send = args->send;
     if (ctx->rank == leader) {
-        side_same(&sub.recv, packed + (size_t)h->node_first[me] * bytes, (int)bytes, MPI_BYTE);
-        sub.recv.layout = LAYOUT_INDEXED;
+        int *displs = counts + members;
+        for (int i = 0; i < members; i++) {
+            counts[i] = (int)(off[first + i + 1] - off[first + i]);
+            displs[i] = (int)(off[first + i] - off[first]);
+        }
+        sub.recv = (struct coll_side){ .layout = LAYOUT_V, .buf = packed + off[first], .counts = counts,
+                                       .displs = displs, .type = MPI_BYTE };
     }
     int rc = local_run(ctx, &sub);
     if (ctx->rank == leader) {
         struct strand_request *reqs = coll_requests_alloc(2 * h->nnodes);
         if (reqs == NULL) {
             free(packed);
+            free(counts);
+            free(off);
             return MPI_ERR_NO_MEM;
         }
         int n = 0;
-        char *mine = packed + (size_t)h->node_first[me] * bytes;
         for (int k = 1; k < h->nnodes; k++) {
-            int g = (me + k) % h->nnodes;
-            coll_msg_recv(ctx->comm, &reqs[n++], packed + (size_t)h->node_first[g] * bytes,
-                          (int)(node_size(h, g) * bytes), MPI_BYTE, h->leader[g]);
-            coll_msg_send(ctx->comm, &reqs[n++], mine, (int)(node_size(h, me) * bytes), MPI_BYTE, h->leader[g]);
+            int g = (me + k) % h->nnodes, gfirst = h->node_first[g], gend = h->node_first[g + 1];
+            coll_msg_recv(ctx->comm, &reqs[n++], packed + off[gfirst], (int)(off[gend] - off[gfirst]), MPI_BYTE,
+                          h->leader[g]);
+            coll_msg_send(ctx->comm, &reqs[n++], packed + off[first], (int)(off[first + members] - off[first]),
+                          MPI_BYTE, h->leader[g]);
         }
         wait_all(reqs, n);
         free(reqs);
-        blocks_unpack(h, &args->recv, packed, bytes, 0, size, args->skip_self ? leader : -1);
     }
-    int rc2 = local_bcast(ctx, leader, args->recv.buf, args->recv.count * size, args->recv.type);
+    int skip = args->skip_self ? ctx->rank : -1, rc2;
+    if (whole) {
+        if (ctx->rank == leader)
+            blocks_unpack(h, &args->recv, packed, off, skip);
+        rc2 = local_bcast(ctx, leader, args->recv.buf, args->recv.count * size, args->recv.type);
+    } else {
+        rc2 = local_bcast(ctx, leader, packed, (int)off[size], MPI_BYTE);
+        blocks_unpack(h, &args->recv, packed, off, skip);
+    }
     free(packed);
+    free(counts);
+    free(off);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
@@ -715,11 +840,11 @@ const struct coll_algorithms coll_hier_algorithms = {
         [COLL_BARRIER] = hier_barrier,
         [COLL_BCAST] = hier_bcast,
         [COLL_GATHER] = hier_gather,
-        [COLL_GATHERV] = coll_p2p_move,
+        [COLL_GATHERV] = hier_gather,
         [COLL_SCATTER] = hier_scatter,
-        [COLL_SCATTERV] = coll_p2p_move,
+        [COLL_SCATTERV] = hier_scatter,
         [COLL_ALLGATHER] = hier_allgather,
-        [COLL_ALLGATHERV] = coll_p2p_move,
+        [COLL_ALLGATHERV] = hier_allgather,
         [COLL_ALLTOALL] = coll_p2p_move,
         [COLL_ALLTOALLV] = coll_p2p_move,
         [COLL_ALLTOALLW] = coll_p2p_move,

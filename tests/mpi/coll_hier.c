@@ -203,6 +203,38 @@ static void check_moves(MPI_Comm comm, int *errs)
             for (int r = 0; rank == root && r < size; r++)
                 for (int i = 0; i < vcounts[r]; i++)
                     CHECK(errs, all[displs[r] + i] == value(r, i), "gatherv root %d from %d [%d]", root, r, i);
+            /* Scatterv back, the root in place when k == 1. */
+            for (int r = 0; rank == root && r < size; r++)
+                for (int i = 0; i < vcounts[r]; i++)
+                    all[displs[r] + i] = value(r, i) + 7;
+            for (int i = 0; i < 4; i++)
+                mine[i] = -1;
+            bool v_in_place = rank == root && k == 1;
+            MPI_Scatterv(all, vcounts, displs, MPI_INT, v_in_place ? MPI_IN_PLACE : mine, vcounts[rank], MPI_INT,
+                         root, comm);
+            for (int i = 0; !v_in_place && i < 4; i++)
+                CHECK(errs, mine[i] == (i < vcounts[rank] ? value(rank, i) + 7 : -1), "scatterv root %d [%d] = %d",
+                      root, i, mine[i]);
+        }
+        /* Allgatherv: rank r has (r + k) % 4 elements, gaps between the blocks; in place when k == 1. */
+        for (int r = 0, at = 0; r < size; r++) {
+            vcounts[r] = (r + k) % 4;
+            displs[r] = at;
+            at += vcounts[r] + 1;
+        }
+        for (int j = 0; j < size * 5; j++)
+            all[j] = -1;
+        for (int i = 0; i < vcounts[rank]; i++) {
+            mine[i] = value(rank, i);
+            if (k == 1)
+                all[displs[rank] + i] = value(rank, i);
+        }
+        MPI_Allgatherv(k == 1 ? MPI_IN_PLACE : mine, vcounts[rank], MPI_INT, all, vcounts, displs, MPI_INT, comm);
+        for (int r = 0; r < size; r++) {
+            for (int i = 0; i < vcounts[r]; i++)
+                CHECK(errs, all[displs[r] + i] == value(r, i), "allgatherv from %d [%d] = %d", r, i,
+                      all[displs[r] + i]);
+            CHECK(errs, all[displs[r] + vcounts[r]] == -1, "allgatherv wrote the gap after %d", r);
         }
         for (int i = 0; i < n; i++)
             mine[i] = value(rank, i);
