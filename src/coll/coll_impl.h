@@ -103,10 +103,38 @@ struct coll_algorithms {
 };
 
 extern const struct coll_algorithms coll_shm_algorithms;
-/* For cores with members in other node processes (p2p.c). */
+/* For cores with members in other node processes: every collective over
+ * library-internal messages (p2p.c), or hierarchically (hier.c: the
+ * shared-address-space engines among this node process's members, one
+ * member per node process over the network), falling back to p2p.c where
+ * the hierarchy would change the result (see hier.c). */
 extern const struct coll_algorithms coll_p2p_algorithms;
 /* For intercommunicators with members in other node processes (p2p_inter.c). */
 extern const struct coll_algorithms coll_p2p_inter_algorithms;
+extern const struct coll_algorithms coll_hier_algorithms;
+
+/* The node structure of a core spanning node processes (hier.c), made by
+ * coll_comm_attach; NULL when it cannot be allocated (then p2p.c alone). */
+struct strand_request;
+struct coll_hier *coll_hier_create(struct comm_core *core);
+void coll_hier_destroy(struct coll_hier *h);
+
+/* Library-internal messages on the communicator's collective context
+ * (p2p.c). All use one tag: the messages of one collective between two
+ * members are matched in order (MPI's non-overtaking rule), and every
+ * member runs the collectives of a communicator in the same order. `req`
+ * is the caller's storage until coll_msg_wait returned. */
+void coll_msg_send(struct strand_comm *c, struct strand_request *req, const void *buf, int count,
+                   MPI_Datatype type, int dest);
+void coll_msg_recv(struct strand_comm *c, struct strand_request *req, void *buf, int count, MPI_Datatype type,
+                   int source);
+void coll_msg_wait(struct strand_request *req);
+
+/* The shared state of `members` ranks that no communicator owns (the
+ * node-local part of a core spanning node processes, hier.c): the
+ * shared-address-space table, no comm cores. */
+struct coll_core *coll_state_create_local(int members);
+void coll_state_free_local(struct coll_core *cc);
 
 /* Looks up the handle and fills ctx (no synchronisation); NULL if invalid. */
 struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm);

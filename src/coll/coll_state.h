@@ -10,6 +10,7 @@
 struct comm_core;
 struct coll_args;
 struct coll_algorithms;
+struct coll_hier;
 
 /* A word that ranks wait on (spin, then futex sleep) until it holds a value. */
 struct coll_flag {
@@ -75,6 +76,9 @@ struct coll_slot {
 
 struct coll_core {
     const struct coll_algorithms *algo;
+    /* Cores spanning node processes: this node process's members and the
+     * other node processes (src/coll/hier.c); else NULL. */
+    struct coll_hier *hier;
     int nsides;                     /* 1: intracommunicator, 2: intercommunicator */
     struct comm_core *side[2];      /* the core of each group's members */
     int base[2], size[2];           /* slots of each group */

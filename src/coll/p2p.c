@@ -50,6 +50,23 @@ void p2p_recv_from(const struct p2p *p, struct strand_request *req, void *buf, i
     pt2pt_irecv_internal(req, p->comm, p->context, buf, count, type, source, p->tag);
 }
 
+void coll_msg_send(struct strand_comm *c, struct strand_request *req, const void *buf, int count,
+                   MPI_Datatype type, int dest)
+{
+    pt2pt_isend_internal(req, c, c->core->context_id + 1, buf, count, type, dest, COMM_TAG_COLL);
+}
+
+void coll_msg_recv(struct strand_comm *c, struct strand_request *req, void *buf, int count, MPI_Datatype type,
+                   int source)
+{
+    pt2pt_irecv_internal(req, c, c->core->context_id + 1, buf, count, type, source, COMM_TAG_COLL);
+}
+
+void coll_msg_wait(struct strand_request *req)
+{
+    pt2pt_wait_internal(req);
+}
+
 /* ---- storage for `count` elements of a (possibly derived) type ---- */
 
 /* Kernels of pair types write whole elements, padding included: the

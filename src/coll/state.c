@@ -22,14 +22,52 @@ static struct coll_core *state_create(int nslots)
     return cc;
 }
 
+/* STRAND_COLL_HIER=0 keeps cores spanning node processes on the
+ * point-to-point table (for measurements, bench/compare's strand-p2p). */
+static bool hier_wanted(void)
+{
+    static int wanted = -1;     /* racy first reads all store the same value */
+    if (__atomic_load_n(&wanted, __ATOMIC_RELAXED) < 0) {
+        const char *v = getenv("STRAND_COLL_HIER");
+        __atomic_store_n(&wanted, v == NULL || strcmp(v, "0") != 0, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&wanted, __ATOMIC_RELAXED) != 0;
+}
+
+static void state_free(struct coll_core *cc)
+{
+    coll_eager_unmap(cc);
+    coll_hier_destroy(cc->hier);
+    free(cc);
+}
+
+struct coll_core *coll_state_create_local(int members)
+{
+    struct coll_core *cc = state_create(members);
+    if (cc == NULL)
+        return NULL;
+    cc->nsides = 1;
+    cc->size[0] = cc->size[1] = members;
+    atomic_store(&cc->attached, 1);
+    return cc;
+}
+
+void coll_state_free_local(struct coll_core *cc)
+{
+    if (cc != NULL)
+        state_free(cc);
+}
+
 int coll_comm_attach(struct comm_core *core)
 {
     struct coll_core *cc = state_create(core->size);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
     /* The algorithm table follows locality, chosen once per core. */
-    if (comm_members_span_nodes(core->members, core->size))
-        cc->algo = &coll_p2p_algorithms;
+    if (comm_members_span_nodes(core->members, core->size)) {
+        cc->hier = hier_wanted() ? coll_hier_create(core) : NULL;
+        cc->algo = cc->hier != NULL ? &coll_hier_algorithms : &coll_p2p_algorithms;
+    }
     cc->nsides = 1;
     cc->side[0] = cc->side[1] = core;
     cc->size[0] = cc->size[1] = core->size;
@@ -63,8 +101,7 @@ void coll_comm_detach(struct comm_core *core)
     struct coll_core *cc = core->coll;
     core->coll = NULL;
     if (cc != NULL && atomic_fetch_sub(&cc->attached, 1) == 1) {
-        coll_eager_unmap(cc);
-        free(cc);
+        state_free(cc);
     }
 }
 

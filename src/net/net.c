@@ -12,6 +12,8 @@
 #include "../datatype/datatype.h"
 #include "net.h"
 
+enum { NET_EAGER_LIMIT = 64 << 10 };
+
 static struct net_job job;
 static const struct net_ops *ops;
 static pthread_t progress_thread;
@@ -100,7 +102,14 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
         config_error("%s is missing", "STRAND_NET_PORT");
     const char *id = getenv("STRAND_JOB_ID");
     job.job_id = id != NULL ? strtoull(id, NULL, 16) : 0;
-    job.eager_limit = strand_node.config.eager_limit;
+    /* Between node processes a rendezvous costs a round trip through both
+     * progress threads, more than copying a medium message once more:
+     * messages up to NET_EAGER_LIMIT go eager even when the local limit
+     * is lower (STRAND_NET_EAGER_LIMIT overrides; every node process of
+     * the job has the same environment, so all agree). */
+    size_t local = strand_node.config.eager_limit;
+    job.eager_limit = (size_t)env_number("STRAND_NET_EAGER_LIMIT",
+                                         (long)(local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT), 0, INT32_MAX);
     hosts_from_environment();
     job.first_rank = net_node_first_rank(nranks, job.nnodes, job.ppn, job.node);
     job.local_ranks = net_node_first_rank(nranks, job.nnodes, job.ppn, job.node + 1) - job.first_rank;
