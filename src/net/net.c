@@ -10,12 +10,16 @@
 #include <unistd.h>
 
 #include "../datatype/datatype.h"
+#include "kv.h"
 #include "net.h"
 
 static struct net_job job;
 static const struct net_ops *ops;
 static pthread_t progress_thread;
 static bool active;
+/* Per node: the port it listens on when it could not take its static one
+ * (learned from the key-value store), else 0. Progress thread only. */
+static int *moved_ports;
 
 bool net_active(void) { return active; }
 const struct net_job *net_job(void) { return &job; }
@@ -107,7 +111,8 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     if (job.local_ranks < 1)
         config_error("%s: this node process would host no rank", "STRAND_PPN");
     job.peers = calloc((size_t)job.nnodes, sizeof *job.peers);
-    if (job.peers == NULL)
+    moved_ports = calloc((size_t)job.nnodes, sizeof *moved_ports);
+    if (job.peers == NULL || moved_ports == NULL)
         config_error("%s", "out of memory");
     for (int j = 0; j < job.nnodes; j++) {
         struct net_peer *p = &job.peers[j];
@@ -152,6 +157,38 @@ void net_end(void)
     pthread_join(progress_thread, NULL);
     ops->close();
     active = false;
+}
+
+/* ---- addressing: the static rule, then the store ---- */
+
+int net_peer_port(const struct net_peer *peer)
+{
+    int moved = moved_ports[peer->node];
+    return moved != 0 ? moved : job.base_port + peer->node;
+}
+
+void net_peer_refused(const struct net_peer *peer)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof key, "port.%d", peer->node);
+    if (net_kv_get(key, value, sizeof value) == 1) {
+        long port = strtol(value, NULL, 10);
+        if (port > 0 && port < 65536)
+            moved_ports[peer->node] = (int)port;
+    }
+}
+
+bool net_port_fallback_allowed(void)
+{
+    return net_kv_available();
+}
+
+int net_publish_port(int port, char *why, size_t why_len)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof key, "port.%d", job.node);
+    snprintf(value, sizeof value, "%d", port);
+    return net_kv_put(key, value, why, why_len);
 }
 
 static struct net_envelope envelope_of(const struct rank *dest, const struct message *m)

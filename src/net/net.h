@@ -163,6 +163,21 @@ void net_end(void);
 bool net_active(void);
 const struct net_job *net_job(void);
 
+/* Addressing (DESIGN §12: the static rule first, the key-value store for
+ * what it cannot derive). Node j listens on its host's address, port
+ * base_port + j; a node that finds that port taken listens elsewhere and
+ * publishes the port, and peers look it up only when refused. */
+/* Progress thread: the port to connect to for `peer`. */
+int net_peer_port(const struct net_peer *peer);
+/* Progress thread: a connection to `peer` was refused; asks the store
+ * whether it listens elsewhere (net_peer_port then answers that port). */
+void net_peer_refused(const struct net_peer *peer);
+/* Main thread, in ops->init: whether a taken static port may be replaced
+ * by another (a store is there to publish it), and publishing it.
+ * net_publish_port returns 0, or -1 with the reason in why[why_len]. */
+bool net_port_fallback_allowed(void);
+int net_publish_port(int port, char *why, size_t why_len);
+
 /* The seam (called through pt2pt_deliver when dest->remote != NULL): same
  * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is
  * complete) or QUEUED_RENDEZVOUS (`done` is signalled later, on the
