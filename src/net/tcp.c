@@ -423,7 +423,7 @@ static void connect_peer(struct net_peer *peer)
     const struct net_job *job = tcp.job;
     struct sockaddr_storage addr;
     socklen_t len;
-    if (resolve(job->hosts[peer->node], net_peer_port(peer), &addr, &len) != 0)
+    if (resolve(net_peer_host(peer), net_peer_port(peer), &addr, &len) != 0)
         net_peer_lost(peer, "its host name does not resolve");
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -466,7 +466,7 @@ static void connect_failed(struct conn *c, int err)
         net_peer_refused(c->peer);
     if (now_seconds() > ps->give_up_at) {
         char what[160];
-        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", tcp.job->hosts[c->peer->node],
+        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer),
                  net_peer_port(c->peer), strerror(err));
         net_peer_lost(c->peer, what);
     }
