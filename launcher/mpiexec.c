@@ -6,7 +6,10 @@
  *   STRAND_NRANKS, STRAND_BIND, STRAND_PREFIX_OUTPUT, STRAND_STACK_SIZE,
  *   STRAND_UNIVERSE_SIZE.
  * It forwards SIGINT, SIGTERM and SIGHUP to the program's process group and
- * exits with the program's exit status (128 + N if signal N killed it). */
+ * exits with the program's exit status (128 + N if signal N killed it).
+ * A job of several node processes (--nodes, -hosts) starts them by fork on
+ * this machine and through ssh elsewhere (remote.h), and serves the job's
+ * key-value store (kvs.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
