@@ -336,17 +336,6 @@ static volatile sig_atomic_t program_group;
 
 static volatile sig_atomic_t timed_out;
 
-/* Installs `handler` for `sig`; interrupted system calls restart. */
-static void on_signal(int sig, void (*handler)(int))
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(sig, &sa, NULL);
-}
-
 /* MPIEXEC_TIMEOUT expired: end the whole job at once. */
 static void kill_on_timeout(int sig)
 {

@@ -202,7 +202,7 @@ static void on_end_signal(int sig)
     raise(sig);
 }
 
-static void install(int sig, void (*handler)(int))
+void on_signal(int sig, void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -328,11 +328,11 @@ _Noreturn void node_agent_main(int argc, char **argv)
     setenv("STRAND_LAUNCHER_PID", pid, 1);
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         agent_fail(126, "%s: %s", "pipe", strerror(errno));
-    install(SIGUSR1, on_abort_signal);
-    install(SIGCHLD, on_child);
-    install(SIGTERM, on_end_signal);
-    install(SIGINT, on_end_signal);
-    install(SIGHUP, on_end_signal);
+    on_signal(SIGUSR1, on_abort_signal);
+    on_signal(SIGCHLD, on_child);
+    on_signal(SIGTERM, on_end_signal);
+    on_signal(SIGINT, on_end_signal);
+    on_signal(SIGHUP, on_end_signal);
     signal(SIGPIPE, SIG_IGN);
     pid_t child = start_node_process(argv + i + 1);
     for (;;) {

@@ -28,6 +28,10 @@ bool host_is_this_machine(const char *host);
  * where a node process there reaches mpiexec. Returns 0 or -1. */
 int address_toward(const char *host, char *out, size_t len);
 
+/* Installs `handler` for `sig`; interrupted system calls restart (also
+ * used by mpiexec.c). */
+void on_signal(int sig, void (*handler)(int));
+
 /* What `--node-agent` follows with, up to and including "--". */
 struct remote_command {
     const char *host;

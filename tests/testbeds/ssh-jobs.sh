@@ -9,14 +9,9 @@
 # working directory; after every job no process of it may be left in
 # either namespace. Skipped (exit 77) without root, iproute2 or openssh.
 # Run by make check as `ssh-jobs.sh BUILDDIR SRCDIR`.
-set -u
-builddir=$(cd "$1" && pwd)
-srcdir=$(cd "$2" && pwd)
+. "$(dirname "$0")/lib.sh"
 mpiexec="$builddir/launcher/mpiexec"
-progs="$builddir/tests/mpi"
-beds="$srcdir/tests/testbeds"
 
-skip() { echo "skipped: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, sshd)"
 command -v ip >/dev/null || skip "iproute2 (ip) is not installed"
 command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || skip "openssh-server (sshd) is not installed"
@@ -43,9 +38,6 @@ hosts="$ADDR_A,$ADDR_B"
 on_a() { ip netns exec "$NS_A" "$@"; }
 on_b() { ip netns exec "$NS_B" "$@"; }
 
-errors=0
-fail() { echo "FAIL: $*"; errors=$((errors + 1)); }
-
 # Processes of a namespace but its sshd listener (and the test's own
 # helper, $keep).
 keep=""
@@ -67,26 +59,11 @@ check_no_orphans() { # WHAT
     fail "$1: processes left: $left"
 }
 
-# job NAME WANT_EXIT(N|ANY) OUTPUT_REGEX|"" mpiexec-args...
+# job NAME WANT_EXIT(N|ANY) OUTPUT_REGEX|"" mpiexec-args...: mpiexec on host a
 job() {
     local name=$1 want=$2 regex=$3
     shift 3
-    local log="$state/$name.log" started=$SECONDS
-    on_a timeout -k 5 60 "$mpiexec" "$@" >"$log" 2>&1
-    local rc=$?
-    echo "$name: exit $rc in $((SECONDS - started)) s"
-    if [ "$want" = ANY ]; then
-        [ "$rc" -ne 0 ] || fail "$name: expected a non-zero exit"
-    elif [ "$rc" -ne "$want" ]; then
-        fail "$name: exit $rc, expected $want"
-    fi
-    [ "$rc" -ne 124 ] || fail "$name: hung (timeout)"
-    if [ -n "$regex" ] && ! grep -Eq -- "$regex" "$log"; then
-        fail "$name: output lacks /$regex/"
-    fi
-    [ "$rc" -eq 0 ] && [ -z "$regex" ] && ! grep -q '^ No Errors$' "$log" && fail "$name: no ' No Errors'"
-    grep -q . "$log" && sed 's/^/  | /' "$log" | head -20
-    check_no_orphans "$name"
+    run "$name" "$want" "$regex" ip netns exec "$NS_A" "$mpiexec" "$@"
 }
 
 # --- MPI across the two hosts --------------------------------------------
@@ -160,5 +137,4 @@ else
     echo "port_taken: skipped (python3 is not installed to hold the port)"
 fi
 
-[ "$errors" -eq 0 ] || { echo "$errors failure(s)"; exit 1; }
-echo "all ssh jobs passed"
+finish "ssh jobs"
