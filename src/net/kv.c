@@ -1,6 +1,6 @@
-/* Client of the job's key-value store (kv.h): one TCP connection to the
- * launcher's store, opened on first use, one request line and one answer
- * line per call (protocol in launcher/kvs.c). */
+/* Client of the job's key-value store (kv.h): one short TCP connection to
+ * the launcher's store per call, one request line and one answer line
+ * (protocol in launcher/kvs.h). */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -17,7 +17,6 @@ enum { KV_TIMEOUT_MS = 10000, KV_LINE = 512 };
 
 static pthread_mutex_t kv_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kv_fd = -1;
-static bool kv_broken;
 
 bool net_kv_available(void)
 {
@@ -87,41 +86,35 @@ static int connect_to(const char *addr)
     return fd;
 }
 
-/* Under kv_lock: the connection, opened and introduced on first use. */
+/* Under kv_lock: a connection, introduced. */
 static bool kv_connect(void)
 {
-    if (kv_fd >= 0)
-        return true;
-    if (kv_broken || !net_kv_available())
+    if (!net_kv_available())
         return false;
     kv_fd = connect_to(getenv("STRAND_KV_ADDR"));
-    if (kv_fd < 0) {
-        kv_broken = true;
+    if (kv_fd < 0)
         return false;
-    }
     char line[KV_LINE];
     const char *job = getenv("STRAND_JOB_ID"), *node = getenv("STRAND_NODE_INDEX");
-    snprintf(line, sizeof line, "hello %s %s node\n", job != NULL ? job : "0", node != NULL ? node : "0");
-    if (!send_line(line) || !read_line(line) || strcmp(line, "ok") != 0) {
-        close(kv_fd);
-        kv_fd = -1;
-        kv_broken = true;
-        return false;
-    }
-    return true;
+    snprintf(line, sizeof line, "hello %s %s\n", job != NULL ? job : "0", node != NULL ? node : "0");
+    if (send_line(line) && read_line(line) && strcmp(line, "ok") == 0)
+        return true;
+    close(kv_fd);
+    kv_fd = -1;
+    return false;
 }
 
-/* One request, one answer (under kv_lock). */
+/* One request, one answer (under kv_lock), on a connection of its own:
+ * requests are rare, and a node process keeps no socket open to mpiexec
+ * (it holds only the connections its ranks' messages need). */
 static bool transact(const char *request, char *answer)
 {
     if (!kv_connect())
         return false;
-    if (send_line(request) && read_line(answer))
-        return true;
+    bool ok = send_line(request) && read_line(answer);
     close(kv_fd);
     kv_fd = -1;
-    kv_broken = true;
-    return false;
+    return ok;
 }
 
 bool net_kv_request(const char *request, char *answer, size_t len)

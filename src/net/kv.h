@@ -7,8 +7,8 @@
  * without mpiexec, a single-process job) nothing is available.
  *
  * Threads: any thread may call these; calls are serialized by one lock and
- * each is one synchronous round trip (used on rare paths only: a port that
- * was taken, a connection that was refused). */
+ * each is one synchronous round trip on a connection of its own (used on
+ * rare paths only: a port that was taken, a connection that was refused). */
 #ifndef STRAND_NET_KV_H
 #define STRAND_NET_KV_H
 

@@ -220,9 +220,9 @@ void net_job_aborting(const char *message)
 /* ---- addressing: the static rule, then the store ---- */
 
 /* The job's store: PMI's key-value space under srun, else mpiexec's. */
-static int store_get(const char *key, char *value, size_t len)
+static int store_get(int node, const char *key, char *value, size_t len)
 {
-    return pmi_active() ? pmi_get(key, value, len) : net_kv_get(key, value, len);
+    return pmi_active() ? pmi_get(node, key, value, len) : net_kv_get(key, value, len);
 }
 
 /* Under PMI: this node's host goes to the key-value space, then the one
@@ -244,7 +244,7 @@ const char *net_peer_host(const struct net_peer *peer)
     if (job.hosts[peer->node] != NULL)
         return job.hosts[peer->node];
     snprintf(key, sizeof key, "host.%d", peer->node);
-    if (store_get(key, value, sizeof value) == 1)
+    if (store_get(peer->node, key, value, sizeof value) == 1)
         job.hosts[peer->node] = strdup(value);
     return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
 }
@@ -259,7 +259,7 @@ void net_peer_refused(const struct net_peer *peer)
 {
     char key[32], value[32];
     snprintf(key, sizeof key, "port.%d", peer->node);
-    if (store_get(key, value, sizeof value) == 1) {
+    if (store_get(peer->node, key, value, sizeof value) == 1) {
         long port = strtol(value, NULL, 10);
         if (port > 0 && port < 65536)
             moved_ports[peer->node] = (int)port;

@@ -1,27 +1,31 @@
-/* PMI-2 launch (pmi.h): one node process per Slurm node by default, every
- * task of a node joining it as rank threads; or one per task
- * (STRAND_PMI_LAYOUT=task). */
-#include <signal.h>
+/* Launch under PMI (pmi.h): one node process per Slurm node by default,
+ * every task of a node joining it as rank threads; or one per task
+ * (STRAND_PMI_LAYOUT=task). The PMI itself is a backend: pmi2.c, pmix.c. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "net.h"
 #include "pmi.h"
 
-#ifdef HAVE_PMI2
-#include <slurm/pmi2.h>
+static const struct pmi_backend *const backends[] = {
+#ifdef HAVE_PMIX
+    &pmix_backend,
 #endif
+#ifdef HAVE_PMI2
+    &pmi2_backend,
+#endif
+    NULL,
+};
 
-static bool active;
+static const struct pmi_backend *backend;   /* the one in use, or NULL */
+static bool node_is_rank;                   /* one node process per task */
 
-bool pmi_active(void) { return active; }
+bool pmi_active(void) { return backend != NULL; }
 
-/* Under srun (a step of several tasks) but not under mpiexec. */
+/* Under srun (a step of several tasks). */
 static bool started_by_srun(void)
 {
     const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
@@ -35,33 +39,27 @@ static void say_once(const char *line)
         fputs(line, stderr);
 }
 
-#ifndef HAVE_PMI2
-
-void net_bootstrap(void)
+/* No usable PMI: one line saying why, and every task runs alone. */
+static void no_pmi(void)
 {
-    if (getenv("STRAND_NRANKS") != NULL)
-        return;     /* mpiexec started us */
-    if (getenv("PMI_FD") != NULL)
+    if (getenv("PMI_FD") != NULL && !pmi2_backend.present())
         say_once("Strand MPI: srun started this job with PMI-2 (PMI_FD is set), but this Strand was "
                  "built without PMI-2 (configure found no slurm/pmi2.h: Debian libpmi2-0-dev); "
                  "every task runs as a job of its own\n");
+    else if (getenv("PMIX_NAMESPACE") != NULL && !pmix_backend.present())
+        say_once("Strand MPI: srun started this job with PMIx (PMIX_NAMESPACE is set), but this Strand "
+                 "was built without PMIx (configure found no pkg-config pmix: Debian libpmix-dev); "
+                 "every task runs as a job of its own\n");
     else if (started_by_srun())
-        say_once("Strand MPI: started by srun without a PMI (PMI_FD is not set; this Strand has no "
-                 "PMI-2 support either): every task runs as a job of its own\n");
+        say_once("Strand MPI: started by srun without a PMI (PMI_FD and PMIX_NAMESPACE are not set): "
+                 "every task runs as a job of its own; use srun --mpi=pmi2 or --mpi=pmix\n");
 }
 
-int pmi_put(const char *key, const char *value) { (void)key; (void)value; return -1; }
-int pmi_get(const char *key, char *value, size_t len) { (void)key; (void)value; (void)len; return -1; }
-void pmi_fence(void) {}
-void pmi_finalize(void) {}
-void pmi_abort(const char *message) { (void)message; }
-
-#else
-
-static _Noreturn void pmi_failed(const char *what, int rc)
+static _Noreturn void pmi_failed(const char *what)
 {
-    char line[256];
-    snprintf(line, sizeof line, "Strand MPI: %s failed under srun --mpi=pmi2 (PMI-2 error %d)\n", what, rc);
+    char line[320];
+    snprintf(line, sizeof line, "Strand MPI: %s failed under srun %s (%s)\n", what, backend->srun_option,
+             backend->name);
     fputs(line, stderr);
     _exit(1);
 }
@@ -117,54 +115,43 @@ static bool tasks_per_node(int nnodes, int ntasks, char *out, size_t len)
     return nodes == nnodes && tasks == ntasks;
 }
 
-/* The same 64-bit id in every task: a hash of PMI's job id. */
-static void set_job_id(void)
+/* The same 64-bit id in every task: a hash of PMI's job id. Node j
+ * listens on base + j (the static rule): a base from the job id, so that
+ * two jobs on one host rarely meet; a port found taken all the same is
+ * replaced and published (net.c). */
+static void set_job_id(const char *pmi_id)
 {
-    char id[256];
-    int rc = PMI2_Job_GetId(id, sizeof id);
-    if (rc != PMI2_SUCCESS)
-        pmi_failed("PMI2_Job_GetId", rc);
     uint64_t h = 1469598103934665603ull;
-    for (const char *p = id; *p; p++)
+    for (const char *p = pmi_id; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     char text[32];
     snprintf(text, sizeof text, "%llx", (unsigned long long)h);
     setenv("STRAND_JOB_ID", text, 1);
-    /* Node j listens on base + j (the static rule): a base from the job
-     * id, so that two jobs on one host rarely meet; a port found taken all
-     * the same is replaced and published (net.c). */
     if (getenv("STRAND_NET_PORT") == NULL)
         set_number("STRAND_NET_PORT", 20000 + (long)(h % 30000));
-}
-
-static void set_universe_size(void)
-{
-    char value[64];
-    int found = 0;
-    if (getenv("STRAND_UNIVERSE_SIZE") == NULL &&
-        PMI2_Info_GetJobAttr("universeSize", value, sizeof value, &found) == PMI2_SUCCESS && found &&
-        atoi(value) > 0)
-        setenv("STRAND_UNIVERSE_SIZE", value, 1);
 }
 
 void net_bootstrap(void)
 {
     if (getenv("STRAND_NRANKS") != NULL)
         return;     /* mpiexec started us (even inside a Slurm allocation) */
-    if (getenv("PMI_FD") == NULL) {
-        /* PMI2_Init would "succeed" and every later call fail. */
-        if (started_by_srun())
-            say_once("Strand MPI: started by srun without a PMI (PMI_FD is not set): every task runs "
-                     "as a job of its own; use srun --mpi=pmi2\n");
+    const struct pmi_backend *found = NULL;
+    for (int i = 0; backends[i] != NULL && found == NULL; i++)
+        if (backends[i]->present())
+            found = backends[i];
+    if (found == NULL) {
+        no_pmi();
         return;
     }
-    int spawned = 0, size = 0, rank = 0, appnum = 0;
-    int rc = PMI2_Init(&spawned, &size, &rank, &appnum);
-    if (rc != PMI2_SUCCESS)
-        pmi_failed("PMI2_Init", rc);
-    active = true;
-    set_job_id();
-    set_universe_size();
+    backend = found;
+    int size = 0, rank = 0;
+    char id[256], why[128];
+    if (backend->init(&size, &rank, id, sizeof id, why, sizeof why) != 0)
+        pmi_failed(why);
+    set_job_id(id);
+    int universe = backend->universe_size();
+    if (universe > 0 && getenv("STRAND_UNIVERSE_SIZE") == NULL)
+        set_number("STRAND_UNIVERSE_SIZE", universe);
     set_number("STRAND_NRANKS", size);
     /* Node process per Slurm node: grouped by Slurm's node id, never by
      * host name (emulated nodes share one). */
@@ -175,6 +162,7 @@ void net_bootstrap(void)
     bool per_node = (layout == NULL || strcmp(layout, "task") != 0) && nnodes >= 1 && node >= 0 &&
                     local >= 0 && tasks_per_node((int)nnodes, size, counts, sizeof counts);
     if (!per_node) {
+        node_is_rank = true;
         set_number("STRAND_NODES", size);
         set_number("STRAND_NODE_INDEX", rank);
         if (size == 1)
@@ -185,7 +173,7 @@ void net_bootstrap(void)
         /* Its ranks run as threads of the node's first task: this task
          * only takes part in the fence, then leaves. */
         pmi_fence();
-        PMI2_Finalize();
+        backend->finalize();
         _exit(0);
     }
     set_number("STRAND_NODES", nnodes);
@@ -197,61 +185,37 @@ void net_bootstrap(void)
 
 int pmi_put(const char *key, const char *value)
 {
-    return PMI2_KVS_Put(key, value) == PMI2_SUCCESS ? 0 : -1;
+    return backend->put(key, value);
 }
 
-int pmi_get(const char *key, char *value, size_t len)
+int pmi_get(int node, const char *key, char *value, size_t len)
 {
-    char buf[PMI2_MAX_VALLEN];
-    int got = 0;
-    if (PMI2_KVS_Get(NULL, PMI2_ID_NULL, key, buf, sizeof buf, &got) != PMI2_SUCCESS || got <= 0)
-        return 0;
-    snprintf(value, len, "%s", buf);
-    return 1;
+    int rank = node_is_rank ? node : backend->first_rank_of_node(node);
+    return backend->get(rank, key, value, len);
 }
 
 void pmi_fence(void)
 {
-    int rc = PMI2_KVS_Fence();
-    if (rc != PMI2_SUCCESS)
-        pmi_failed("PMI2_KVS_Fence", rc);
+    if (backend->fence() != 0)
+        pmi_failed("the fence");
 }
 
 void pmi_finalize(void)
 {
-    if (active)
-        PMI2_Finalize();
-    active = false;
+    if (backend != NULL)
+        backend->finalize();
+    backend = NULL;
 }
 
 void pmi_abort(const char *message)
 {
-    if (!active)
+    if (backend == NULL)
         return;
-    /* One line, without the PMI wire format's separators (';' '='). */
+    /* One line, without PMI wire formats' separators (';' '='). */
     char text[256];
     snprintf(text, sizeof text, "%s", message != NULL ? message : "MPI job aborted");
     for (char *p = text; *p; p++)
         if (*p == ';' || *p == '=' || *p == '\n')
             *p = *p == '\n' && p[1] == '\0' ? '\0' : ',';
-    /* PMI2_Abort sends the request, then calls exit(), which in a rank
-     * thread is that rank's return (privatize/overrides.c), not the end of
-     * the process: a child process (sharing PMI's connection) sends it.
-     * The process manager then ends every task of the step. */
-    fflush(NULL);
-    pid_t child = fork();
-    if (child == 0) {
-        PMI2_Abort(1, text);
-        _exit(1);
-    }
-    for (int i = 0; child > 0 && i < 200; i++) {
-        if (waitpid(child, NULL, WNOHANG) == child)
-            return;
-        struct timespec ms10 = { 0, 10000000 };
-        nanosleep(&ms10, NULL);
-    }
-    if (child > 0)
-        kill(child, SIGKILL);
+    backend->abort(text);
 }
-
-#endif

@@ -15,8 +15,10 @@ PATH=$PATH:/usr/sbin
 for tool in slurmctld slurmd srun sbatch scancel sinfo munged; do
     command -v "$tool" >/dev/null || skip "$tool is not installed (Debian slurmctld slurmd slurm-client munge)"
 done
-grep -q -- '-DHAVE_PMI2=1' "$builddir/config.status" 2>/dev/null ||
+grep -q 'HAVE_PMI2=1' "$builddir/config.status" 2>/dev/null ||
     skip "Strand was configured without PMI-2 (Debian libpmi2-0-dev)"
+have_pmix=no
+grep -q 'HAVE_PMIX=1' "$builddir/config.status" 2>/dev/null && have_pmix=yes
 
 state=$(mktemp -d "${TMPDIR:-/tmp}/strand-slurm.XXXXXX")
 teardown() {
@@ -51,7 +53,7 @@ run four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 --ntasks-per-node=4 "$progs/net_layo
 run ranks_64 0 "" "${pmi2[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
 run uneven_cyclic 0 "" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
 STRAND_PMI_LAYOUT=task run per_task 0 "" "${pmi2[@]}" -N 2 -n 6 "$progs/net_layout" 6
-run no_pmi 0 "started by srun without a PMI \(PMI_FD is not set\)" srun -N 2 -n 2 "$progs/net_layout" 1
+run no_pmi 0 "started by srun without a PMI \(PMI_FD and PMIX_NAMESPACE are not set\)" srun -N 2 -n 2 "$progs/net_layout" 1
 [ "$(grep -c "without a PMI" "$state/no_pmi.log")" = 1 ] || fail "no_pmi: the warning is not said exactly once"
 [ "$(grep -c '^ No Errors$' "$state/no_pmi.log")" = 2 ] || fail "no_pmi: each task should run as a job of its own"
 
@@ -61,6 +63,19 @@ run coll_allgather 0 "" "${pmi2[@]}" -N 4 -n 8 "$progs/coll_allgather"
 run send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
 run net_rendezvous 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_rendezvous"
 run net_anysource 0 "" "${pmi2[@]}" -N 2 -n 5 "$progs/net_anysource"
+
+# --- the same under PMIx (srun --mpi=pmix), when built ---------------------
+if [ "$have_pmix" = yes ]; then
+    pmix=(srun --mpi=pmix)
+    run pmix_two_nodes 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 2 4
+    run pmix_ranks_64 0 "" "${pmix[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
+    run pmix_cyclic 0 "" "${pmix[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
+    STRAND_PMI_LAYOUT=task run pmix_per_task 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 4
+    run pmix_coll_bcast 0 "" "${pmix[@]}" -N 3 -n 7 "$progs/coll_bcast"
+    run pmix_abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
+else
+    echo "PMIx jobs: skipped (Strand was configured without PMIx: Debian libpmix-dev)"
+fi
 
 # --- failures --------------------------------------------------------------
 run abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
