@@ -553,11 +553,6 @@ static int choose_base_port(int nnodes)
 
 static void check_layout(const struct options *o, long nnodes)
 {
-    if (nnodes > o->nranks) {
-        fprintf(stderr, "mpiexec: %ld node processes for %ld ranks: every node process needs a rank\n",
-                nnodes, o->nranks);
-        exit(2);
-    }
     if (o->ppn > 0 && (long)o->ppn * nnodes < o->nranks) {
         fprintf(stderr, "mpiexec: -ppn %ld on %ld node processes holds only %ld of the %ld ranks\n",
                 o->ppn, nnodes, o->ppn * nnodes, o->nranks);
@@ -588,6 +583,11 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
         nnodes = (o->nranks + o->ppn - 1) / o->ppn;
     if (nnodes == 0)
         nnodes = nhosts > 0 ? nhosts : 1;
+    /* Every node process needs a rank: a job smaller than the node count
+     * uses the first nodes only (as MPICH's mpiexec uses the first hosts),
+     * so that one command line can run jobs of every size. */
+    if (nnodes > o->nranks)
+        nnodes = o->nranks;
     if (nnodes == 1 && !ssh_all && (nhosts == 0 || host_is_this_machine(hosts[0])))
         return 0;
     check_layout(o, nnodes);

@@ -69,6 +69,8 @@ struct program_image {
     uintptr_t relro_start, relro_end; /* page-rounded as ld.so protects it */
     ElfW(Addr) fini_array;
     size_t fini_array_count;
+    ElfW(Addr) dynamic;     /* the dynamic section's address and entry count */
+    size_t dynamic_count;
     int static_tls;       /* DF_STATIC_TLS: initial-exec TLS */
     int unique_symbols;   /* STB_GNU_UNIQUE definitions */
     int text_relocations; /* DT_TEXTREL: ld.so writes into "read-only" pages */
@@ -224,6 +226,8 @@ static int read_dynamic_section(struct program_image *img, const ElfW(Phdr) *dyn
         return fail(err, errlen, "%s has a damaged dynamic section", img->path);
     const ElfW(Dyn) *d = (const ElfW(Dyn) *)(img->bytes + dyn->p_offset);
     size_t n = dyn->p_filesz / sizeof *d;
+    img->dynamic = dyn->p_vaddr;
+    img->dynamic_count = n;
     for (size_t i = 0; i < n && d[i].d_tag != DT_NULL; i++) {
         switch (d[i].d_tag) {
         case DT_FLAGS:
@@ -759,22 +763,65 @@ void program_image_finish_copy(struct program_copy *c)
     program_image_disarm_destructors(img, c->base, err, sizeof err);
 }
 
+/* Opens [from, to) of an instance loaded at base for writing. */
+static int open_for_writing(const struct program_image *img, uintptr_t base, uintptr_t from,
+                            uintptr_t to, const char *what, char *err, size_t errlen)
+{
+    from = page_down(from);
+    to = page_up(to);
+    if (mprotect((void *)(base + from), to - from, PROT_READ | PROT_WRITE) != 0)
+        return fail(err, errlen, "cannot %s of %s: %s", what, img->path, strerror(errno));
+    return 0;
+}
+
+/* Gives RELRO pages of [from, to) back their read-only protection; the
+ * others were writable anyway. */
+static void close_after_writing(const struct program_image *img, uintptr_t base, uintptr_t from,
+                                uintptr_t to)
+{
+    for (uintptr_t p = page_down(from); p < page_up(to); p += page_size())
+        if (p >= img->relro_start && p < img->relro_end)
+            mprotect((void *)(base + p), page_size(), PROT_READ);
+}
+
 int program_image_disarm_destructors(const struct program_image *img, uintptr_t base, char *err,
                                      size_t errlen)
 {
     if (img->fini_array == 0 || img->fini_array_count == 0)
         return 0;
-    uintptr_t from = page_down(img->fini_array);
-    uintptr_t to = page_up(img->fini_array + img->fini_array_count * sizeof(ElfW(Addr)));
-    if (mprotect((void *)(base + from), to - from, PROT_READ | PROT_WRITE) != 0)
-        return fail(err, errlen, "cannot disarm the destructors of %s: %s", img->path,
-                    strerror(errno));
+    uintptr_t from = img->fini_array;
+    uintptr_t to = img->fini_array + img->fini_array_count * sizeof(ElfW(Addr));
+    if (open_for_writing(img, base, from, to, "disarm the destructors", err, errlen) != 0)
+        return -1;
     void (**entry)(void) = (void (**)(void))(base + img->fini_array);
     for (size_t i = 0; i < img->fini_array_count; i++)
         entry[i] = destructor_disarmed;
-    /* Give RELRO pages back their read-only protection; others stay writable. */
-    for (uintptr_t p = from; p < to; p += page_size())
-        if (p >= img->relro_start && p < img->relro_end)
-            mprotect((void *)(base + p), page_size(), PROT_READ);
+    close_after_writing(img, base, from, to);
+    return 0;
+}
+
+int program_image_show_debuggers_the_objects(const struct program_image *img, uintptr_t base,
+                                             void *object_list, char *err, size_t errlen)
+{
+    ElfW(Dyn) *d = (ElfW(Dyn) *)(base + img->dynamic);
+    size_t end = 0;
+    while (end < img->dynamic_count && d[end].d_tag != DT_NULL) {
+        if (d[end].d_tag == DT_DEBUG)
+            return 0; /* the loader has filled it in */
+        end++;
+    }
+    /* GNU ld leaves spare DT_NULL entries after the terminator; without one,
+     * say so only to a debugger (who else would care) */
+    if (end + 1 >= img->dynamic_count)
+        return img->reader != READ_BY_DEBUGGER ? 0 : fail(err, errlen,
+                    "%s has no spare dynamic entry for DT_DEBUG: gdb will not see its libraries",
+                    img->path);
+    uintptr_t from = img->dynamic + end * sizeof *d, to = from + sizeof *d;
+    if (open_for_writing(img, base, from, to, "add DT_DEBUG to the dynamic section", err,
+                         errlen) != 0)
+        return -1;
+    d[end].d_un.d_ptr = (ElfW(Addr))object_list;
+    __atomic_store_n(&d[end].d_tag, (ElfW(Sxword))DT_DEBUG, __ATOMIC_RELEASE);
+    close_after_writing(img, base, from, to);
     return 0;
 }

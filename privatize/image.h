@@ -50,6 +50,14 @@ void program_image_close(struct program_image *img);
 int program_image_disarm_destructors(const struct program_image *img, uintptr_t base, char *err,
                                      size_t errlen);
 
+/* Gives an instance of img loaded at base as the main program (./app) the
+ * DT_DEBUG entry the linker writes into executables only, pointing at
+ * object_list (the loader's r_debug).  gdb finds the list of loaded objects
+ * through the main program's DT_DEBUG, read from memory; without it gdb
+ * sees no library and no copy.  Does nothing when the entry exists. */
+int program_image_show_debuggers_the_objects(const struct program_image *img, uintptr_t base,
+                                             void *object_list, char *err, size_t errlen);
+
 /* If the process is close to vm.max_map_count, writes a sentence saying so
  * (and how to raise it) into buf and returns its length; otherwise writes ""
  * and returns 0.  For reporting ENOMEM from mmap, dlopen or pthread_create. */

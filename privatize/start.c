@@ -351,8 +351,11 @@ static int find_first_object(struct dl_phdr_info *info, size_t size, void *data)
 
 /* The kernel-loaded instance never ran its constructors (ld.so leaves those
  * of the main program to its _start, which is not ours): its destructors,
- * run at process exit by rtld_fini, must not run either. */
-static void disarm_node_instance(const struct program_image *image)
+ * run at process exit by rtld_fini, must not run either.  And it was linked
+ * as a shared object, without the DT_DEBUG entry debuggers look for in the
+ * main program: give it one, so that gdb sees the libraries and the copies
+ * (mpicc, pkg-config and CMake links alike). */
+static void prepare_node_instance(const struct program_image *image)
 {
     struct dl_phdr_info program;
     char err[512];
@@ -360,7 +363,9 @@ static void disarm_node_instance(const struct program_image *image)
     dl_iterate_phdr(find_first_object, &program);
     if (program.dlpi_phdr == NULL)
         return;
-    if (program_image_disarm_destructors(image, program.dlpi_addr, err, sizeof err) != 0)
+    if (program_image_disarm_destructors(image, program.dlpi_addr, err, sizeof err) != 0 ||
+        program_image_show_debuggers_the_objects(image, program.dlpi_addr, &_r_debug, err,
+                                                 sizeof err) != 0)
         fprintf(stderr, "Strand MPI: warning: %s\n", err);
 }
 
@@ -379,7 +384,7 @@ void strand_program_start(int argc, char **argv, void (*rtld_fini)(void))
         fprintf(stderr, "Strand MPI: %s\n", err);
         strand_real_exit(1);
     }
-    disarm_node_instance(program.image);
+    prepare_node_instance(program.image);
     output_setup_from_environment();
     strand_node_start_on_one_cpu();
     int status = strand_node_run(run_one_rank, &program);

@@ -105,6 +105,8 @@ struct coll_algorithms {
 extern const struct coll_algorithms coll_shm_algorithms;
 /* For cores with members in other node processes (p2p.c). */
 extern const struct coll_algorithms coll_p2p_algorithms;
+/* For intercommunicators with members in other node processes (p2p_inter.c). */
+extern const struct coll_algorithms coll_p2p_inter_algorithms;
 
 /* Looks up the handle and fills ctx (no synchronisation); NULL if invalid. */
 struct strand_comm *coll_ctx_open(struct coll_ctx *ctx, MPI_Comm comm);

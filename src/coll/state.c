@@ -43,6 +43,9 @@ int coll_intercomm_attach(struct comm_core *core0, int size0, struct comm_core *
     struct coll_core *cc = state_create(size0 + size1);
     if (cc == NULL)
         return MPI_ERR_NO_MEM;
+    /* Groups spanning node processes: messages between the groups. */
+    if (comm_core_spans_nodes(core0))
+        cc->algo = &coll_p2p_inter_algorithms;
     cc->nsides = 2;
     cc->side[0] = core0;
     cc->side[1] = core1;

@@ -110,10 +110,53 @@ static inline bool comm_members_span_nodes(struct rank *const *members, int n)
     return false;
 }
 
+/* Whether any member of either group of the communicator lives in another
+ * node process. */
+static inline bool comm_core_spans_nodes(const struct comm_core *core)
+{
+    return comm_members_span_nodes(core->members, core->size) ||
+           (core->is_inter && comm_members_span_nodes(core->local_members, core->local_size));
+}
+
 /* The text of MPI_ERR_UNSUPPORTED_OPERATION from a constructor. */
 #define COMM_SPANS_NODES_TEXT \
     "the communicator spans several node processes: this constructor is not supported across them yet " \
     "(see doc/limits.md)"
+
+/* Tags of library-internal messages on a communicator's collective
+ * context (context_id + 1). On an intercommunicator, messages within the
+ * caller's own group (through comm_local_view) and messages to the remote
+ * group are told apart by their tags only: a source rank number names a
+ * member of either group. */
+enum comm_internal_tag {
+    COMM_TAG_COLL = 0,              /* collectives (src/coll), to the peer group */
+    COMM_TAG_COLL_LOCAL = 1,        /* intercomm collectives, within the own group */
+    COMM_TAG_GATHER = 2,            /* constructors: members -> (local) member 0 */
+    COMM_TAG_SPREAD = 3,            /* constructors: (local) member 0 -> members */
+    COMM_TAG_LEADERS = 4,           /* constructors: local member 0 <-> remote member 0 */
+    COMM_TAG_TOPO = 5,              /* MPI_Dist_graph_create: edges and adjacency */
+};
+
+/* A stand-in handle addressing the caller's own group of an
+ * intercommunicator (an intracommunicator's is itself) with the
+ * communicator's context id, for library-internal messages among the
+ * group's members; valid while `c` is. Used only where a communicator
+ * spans node processes. */
+struct comm_local_view {
+    struct strand_comm comm;
+    struct comm_core core;
+};
+static inline struct strand_comm *comm_local_view(struct strand_comm *c, struct comm_local_view *v)
+{
+    if (!c->core->is_inter)
+        return c;
+    v->core = (struct comm_core){ .context_id = c->core->context_id, .size = c->core->local_size,
+                                  .members = c->core->local_members, .local_size = c->core->local_size,
+                                  .local_members = c->core->local_members, .context = c->core->context };
+    v->comm = (struct strand_comm){ .magic = COMM_MAGIC, .core = &v->core, .rank = c->rank,
+                                    .public_handle = c->public_handle, .errhandler = c->errhandler };
+    return &v->comm;
+}
 
 /* Size of the caller's own group (MPI_Comm_size). */
 static inline int comm_local_size(const struct strand_comm *c) { return c->core->local_size; }
@@ -190,6 +233,13 @@ int comm_construct(MPI_Comm comm, const char *where, struct strand_comm *parent,
  * fresh context id; each core holds one reference per member of its side. */
 struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1,
                                              int size1);
+/* Communicators spanning node processes: the core(s) over group0 (and
+ * group1 when size1 > 0: an intercommunicator) with the agreed context id
+ * `id`, built once per node process by the first of its members to come;
+ * the caller takes `shares` of its references (one per member it hands
+ * the core to). Returns side 0's core; NULL when out of memory. */
+struct comm_core *comm_shared_core_take(uint32_t id, struct rank **group0, int size0, struct rank **group1,
+                                        int size1, int shares);
 /* A handle of the calling rank for a core the builder gave it a reference
  * to; inherits the parent's error handler. NULL when out of memory (the
  * reference is dropped). */

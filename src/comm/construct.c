@@ -165,7 +165,7 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
             return NULL;
         }
     }
-    int refs[2] = { refs0, refs1 };
+    int refs[2] = { refs0, refs1 }, live = 0;
     for (int i = 0; i < ncores; i++) {
         ctx->cores[i].context_id = ctx->context_id;
         atomic_store_explicit(&ctx->cores[i].refcount, refs[i], memory_order_relaxed);
@@ -178,11 +178,46 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
         context_free(ctx);
         return NULL;
     }
+    /* A side of an intercommunicator spanning node processes may have no
+     * member in this one: nobody will release its core, so it is dead
+     * from the start (the other side still reads its member list). */
+    for (int i = 0; i < ncores; i++)
+        if (refs[i] > 0)
+            live++;
+        else
+            coll_comm_detach(&ctx->cores[i]);
     /* A world's predefined communicators (fixed ids) do not hold it. */
     if (fixed_id == CONTEXT_ID_NONE)
         context_hold_worlds(ctx, true);
-    atomic_store_explicit(&ctx->live_cores, ncores, memory_order_release);
+    atomic_store_explicit(&ctx->live_cores, live, memory_order_release);
     return &ctx->cores[0];
+}
+
+/* Members in this node process. */
+static int local_count(struct rank *const *members, int n)
+{
+    int local = 0;
+    for (int i = 0; i < n; i++)
+        local += members[i]->remote == NULL;
+    return local;
+}
+
+/* The core(s) over group0 (and group1 for an intercommunicator: size1 >
+ * 0). `id`: CONTEXT_ID_NONE for a fresh process-local id, every member
+ * being in this node process (one reference each); else the id the node
+ * processes agreed on, one reference per member in this node process. */
+static struct comm_core *cores_create(struct rank **group0, int size0, struct rank **group1, int size1,
+                                      uint32_t id)
+{
+    struct comm_context *ctx = context_alloc(size0, size1);
+    if (ctx == NULL)
+        return NULL;
+    memcpy(ctx->cores[0].local_members, group0, (size_t)size0 * sizeof *group0);
+    if (size1 > 0)
+        memcpy(ctx->cores[1].local_members, group1, (size_t)size1 * sizeof *group1);
+    bool agreed = id != CONTEXT_ID_NONE;
+    return context_activate(ctx, id, agreed ? local_count(group0, size0) : size0,
+                            agreed ? local_count(group1, size1) : size1);
 }
 
 struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs)
@@ -196,12 +231,7 @@ struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32
 
 struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1, int size1)
 {
-    struct comm_context *ctx = context_alloc(size0, size1);
-    if (ctx == NULL)
-        return NULL;
-    memcpy(ctx->cores[0].local_members, group0, (size_t)size0 * sizeof *group0);
-    memcpy(ctx->cores[1].local_members, group1, (size_t)size1 * sizeof *group1);
-    return context_activate(ctx, CONTEXT_ID_NONE, size0, size1);
+    return cores_create(group0, size0, group1, size1, CONTEXT_ID_NONE);
 }
 
 void comm_core_release(struct comm_core *core)
@@ -266,15 +296,13 @@ static void results_release(struct build_slot *slot)
     results_clear(slot);
 }
 
-/* Side 0's core of a copy of the parent's group(s), one reference per member. */
-/* `id`: CONTEXT_ID_NONE for a fresh process-local id, else the id the
- * node processes agreed on; `refs`: the members in this node process. */
-static struct comm_core *dup_core(const struct comm_core *parent, uint32_t id, int refs)
+/* Side 0's core of a copy of the parent's group(s), with context id `id`
+ * (see cores_create). */
+static struct comm_core *dup_core(const struct comm_core *parent, uint32_t id)
 {
     const struct comm_core *side0 = parent->side == 0 ? parent : parent->peer;
-    int size0 = side0->local_size;
-    return parent->is_inter ? comm_intercomm_pair_create(side0->local_members, size0, side0->members, side0->size)
-                            : comm_intra_core_create(side0->members, size0, id, refs);
+    return cores_create(side0->local_members, side0->local_size, side0->members,
+                        parent->is_inter ? side0->size : 0, id);
 }
 
 /* After a slot changed state: wake the members sleeping on it. */
@@ -336,7 +364,7 @@ static int dup_take(struct comm_core *parent, uint64_t d, uint32_t id, int local
             if (!atomic_compare_exchange_strong_explicit(&slot->state, &s, d << 2 | DUP_BUILDING,
                                                          memory_order_acq_rel, memory_order_acquire))
                 continue;
-            slot->core = dup_core(parent, id, local);
+            slot->core = dup_core(parent, id);
             atomic_store_explicit(&slot->untaken, local, memory_order_relaxed);
             atomic_store_explicit(&slot->state, d << 2 | DUP_READY, memory_order_release);
             dup_notify(ctx, slot);
@@ -358,7 +386,7 @@ static int dup_take(struct comm_core *parent, uint64_t d, uint32_t id, int local
 
 static int build_dup(struct comm_core *parent, struct build_slot *slot)
 {
-    struct comm_core *core = dup_core(parent, CONTEXT_ID_NONE, parent->local_size);
+    struct comm_core *core = dup_core(parent, CONTEXT_ID_NONE);
     if (core == NULL)
         return MPI_ERR_NO_MEM;
     const struct comm_core *side0 = core;
@@ -546,46 +574,88 @@ static int build_run(struct comm_core *parent, struct build_slot *slot, enum bui
     return rc;
 }
 
-/* Members in this node process. */
-static int local_count(struct rank *const *members, int n)
+/* --- communicators spanning node processes
+ *
+ * No member may read another's memory and no pointer travels: the members
+ * exchange their arguments (and context id proposals) as ints, every
+ * member computes the same result from them, and each node process builds
+ * its own copy of the new core(s) (the same member lists, proxies
+ * included) with the id they agreed on. Messages are library-internal, on
+ * the parent's collective context, which is safe because the call is
+ * collective on the parent. */
+
+/* Participant i of `core`'s communicator: side 0's members, then side 1's. */
+static struct rank *participant_rank(const struct comm_core *core, int i)
 {
-    int local = 0;
-    for (int i = 0; i < n; i++)
-        local += members[i]->remote == NULL;
-    return local;
+    const struct comm_core *side0 = core->side == 0 ? core : core->peer;
+    return i < side0->local_size ? side0->local_members[i] : side0->members[i - side0->local_size];
 }
 
-/* A context id every node process of `parent` agrees on (its members'
- * proposals, maximum taken at member 0 and sent back): library-internal
- * messages on the parent's collective context, which is safe because the
- * call is collective on `parent`. */
-static uint32_t agree_context_id(struct strand_comm *parent)
+static int participants(const struct comm_core *core)
 {
-    enum { AGREE_TAG = 1 };     /* the collective algorithms use tag 0 */
-    struct strand_comm *c = parent;
-    uint32_t context = c->core->context_id + 1, mine = context_id_propose_global(), agreed = mine;
-    int n = c->core->size;
-    struct strand_request req;
-    if (c->rank == 0) {
-        for (int i = 1; i < n; i++) {
-            uint32_t theirs = 0;
-            pt2pt_irecv_internal(&req, c, context, &theirs, 1, MPI_UINT32_T, i, AGREE_TAG);
-            pt2pt_wait_internal(&req);
-            if (theirs > agreed)
-                agreed = theirs;
-        }
-        for (int i = 1; i < n; i++) {
-            pt2pt_isend_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, i, AGREE_TAG);
-            pt2pt_wait_internal(&req);
-        }
-    } else {
-        pt2pt_isend_internal(&req, c, context, &mine, 1, MPI_UINT32_T, 0, AGREE_TAG);
-        pt2pt_wait_internal(&req);
-        pt2pt_irecv_internal(&req, c, context, &agreed, 1, MPI_UINT32_T, 0, AGREE_TAG);
-        pt2pt_wait_internal(&req);
+    return core->local_size + (core->is_inter ? core->size : 0);
+}
+
+/* Every participant's `nfields` ints, in participant order, at every
+ * member: gathered at (local) member 0, swapped between the two groups'
+ * members 0 over an intercommunicator, and sent back. */
+static void spanning_allgather(struct strand_comm *c, const int *mine, int nfields, int *all)
+{
+    struct comm_core *core = c->core;
+    struct comm_local_view view;
+    struct strand_comm *local = comm_local_view(c, &view);
+    uint32_t context = core->context_id + 1;
+    int lsize = core->local_size, n = participants(core);
+    int own = core->side == 0 ? 0 : core->size, other = core->side == 0 ? lsize : 0;
+    struct strand_request r, s;
+    if (c->rank != 0) {
+        pt2pt_isend_internal(&r, local, context, mine, nfields, MPI_INT, 0, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+        pt2pt_irecv_internal(&r, local, context, all, nfields * n, MPI_INT, 0, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        return;
     }
+    memcpy(all + own * nfields, mine, (size_t)nfields * sizeof *all);
+    for (int i = 1; i < lsize; i++) {
+        pt2pt_irecv_internal(&r, local, context, all + (own + i) * nfields, nfields, MPI_INT, i, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+    }
+    if (core->is_inter) {
+        pt2pt_irecv_internal(&r, c, context, all + other * nfields, nfields * core->size, MPI_INT, 0,
+                             COMM_TAG_LEADERS);
+        pt2pt_isend_internal(&s, c, context, all + own * nfields, nfields * lsize, MPI_INT, 0, COMM_TAG_LEADERS);
+        pt2pt_wait_internal(&s);
+        pt2pt_wait_internal(&r);
+    }
+    for (int i = 1; i < lsize; i++) {
+        pt2pt_isend_internal(&r, local, context, all, nfields * n, MPI_INT, i, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+    }
+}
+
+/* The agreed context id from every participant's proposal (field `field`
+ * of `all`); this node process will never propose it or below again. */
+static uint32_t agreed_id(const int *all, int n, int nfields, int field)
+{
+    uint32_t agreed = 0;
+    for (int i = 0; i < n; i++)
+        if ((uint32_t)all[nfields * i + field] > agreed)
+            agreed = (uint32_t)all[nfields * i + field];
     context_id_seen_global(agreed);
     return agreed;
+}
+
+/* A context id every node process of `parent` agrees on. */
+static uint32_t agree_context_id(struct strand_comm *parent)
+{
+    int n = participants(parent->core), mine = (int)context_id_propose_global();
+    int *all = malloc((size_t)n * sizeof *all);
+    if (all == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory while agreeing on a context id\n");
+    spanning_allgather(parent, &mine, 1, all);
+    uint32_t id = agreed_id(all, n, 1, 0);
+    free(all);
+    return id;
 }
 
 /* Cores of communicators spanning node processes, being handed out to
@@ -600,7 +670,8 @@ struct shared_core {
 static struct lite_lock shared_cores_lock = LITE_LOCK_INIT;
 static struct shared_core *shared_cores;
 
-static struct comm_core *shared_core_take(uint32_t id, struct rank **members, int size, int local)
+struct comm_core *comm_shared_core_take(uint32_t id, struct rank **group0, int size0, struct rank **group1,
+                                        int size1, int shares)
 {
     lite_lock(&shared_cores_lock);
     struct shared_core **link = &shared_cores;
@@ -613,11 +684,13 @@ static struct comm_core *shared_core_take(uint32_t id, struct rank **members, in
             lite_unlock(&shared_cores_lock);
             return NULL;
         }
-        *e = (struct shared_core){ id, comm_intra_core_create(members, size, id, local), local, NULL };
+        *e = (struct shared_core){ id, cores_create(group0, size0, group1, size1, id),
+                                   local_count(group0, size0) + local_count(group1, size1), NULL };
         *link = e;
     }
     struct comm_core *core = e->core;
-    if (--e->untaken == 0) {
+    e->untaken -= shares;
+    if (e->untaken <= 0) {
         *link = e->next;
         free(e);
     }
@@ -625,82 +698,82 @@ static struct comm_core *shared_core_take(uint32_t id, struct rank **members, in
     return core;
 }
 
-/* Every member's request at every member: gathered at member 0 and sent
- * back (internal messages on the parent's collective context). */
-enum { SPLIT_FIELDS = 4, SPLIT_TAG = 2 };
-
-static void split_requests_exchange(struct strand_comm *c, const struct build_request *req, int *all)
+/* The caller's core of a spanning communicator built by every node
+ * process (side 0's core from comm_shared_core_take). */
+static struct comm_core *own_side(struct comm_core *core0, int side)
 {
-    uint32_t context = c->core->context_id + 1;
-    int n = c->core->size, mine[SPLIT_FIELDS] = { req->error, req->color, req->key, req->expect_size };
-    struct strand_request r;
-    if (c->rank == 0) {
-        memcpy(all, mine, sizeof mine);
-        for (int i = 1; i < n; i++) {
-            pt2pt_irecv_internal(&r, c, context, all + SPLIT_FIELDS * i, SPLIT_FIELDS, MPI_INT, i, SPLIT_TAG);
-            pt2pt_wait_internal(&r);
-        }
-        for (int i = 1; i < n; i++) {
-            pt2pt_isend_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, i, SPLIT_TAG);
-            pt2pt_wait_internal(&r);
-        }
-    } else {
-        pt2pt_isend_internal(&r, c, context, mine, SPLIT_FIELDS, MPI_INT, 0, SPLIT_TAG);
-        pt2pt_wait_internal(&r);
-        pt2pt_irecv_internal(&r, c, context, all, SPLIT_FIELDS * n, MPI_INT, 0, SPLIT_TAG);
-        pt2pt_wait_internal(&r);
-    }
+    return core0 == NULL || side == 0 ? core0 : core0->peer;
 }
 
-/* Split (and create, and topology constructors) of an intracommunicator
- * spanning node processes: every member computes the same groups from
- * everyone's request, the members agree on one context id per group, and
- * each node process builds its own core of each group for its members. */
+enum { SPLIT_ERROR, SPLIT_COLOR, SPLIT_KEY, SPLIT_EXPECT, SPLIT_PROPOSAL, SPLIT_FIELDS };
+
+/* One color's run of records (side 0's, then side 1's): every member
+ * expected this size for its side. */
+static bool spanning_run_expected(const int *all, const struct split_record *run, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int expect = all[SPLIT_FIELDS * run[i].index + SPLIT_EXPECT];
+        if (expect >= 0 && expect != n)
+            return false;
+    }
+    return true;
+}
+
+/* Split (and create, and the topology constructors) of a communicator
+ * spanning node processes: every member computes the same groups (per
+ * color; on an intercommunicator, side 0's and side 1's members of a
+ * color pair up) from everyone's request, with one agreed context id per
+ * color, and each node process builds its own core(s) of each group. */
 static int split_spanning(struct strand_comm *parent, const struct build_request *req, struct build_result *out)
 {
     struct comm_core *core = parent->core;
-    int n = core->size;
+    int n = participants(core), size0 = core->side == 0 ? core->local_size : core->size;
+    int self = core->side == 0 ? parent->rank : size0 + parent->rank;
     int *all = malloc((size_t)SPLIT_FIELDS * (size_t)n * sizeof *all);
     struct split_record *records = malloc((size_t)n * sizeof *records);
     struct rank **members = malloc((size_t)n * sizeof *members);
     if (all == NULL || records == NULL || members == NULL)
         strand_job_abort(1, "Strand MPI: out of memory while splitting a communicator\n");
-    split_requests_exchange(parent, req, all);
+    int mine[SPLIT_FIELDS] = { req->error, req->color, req->key, req->expect_size,
+                               (int)context_id_propose_global() };
+    spanning_allgather(parent, mine, SPLIT_FIELDS, all);
+    uint32_t base = agreed_id(all, n, SPLIT_FIELDS, SPLIT_PROPOSAL);
     *out = (struct build_result){ .core = NULL, .rank = -1 };
-    int rc = MPI_SUCCESS, m = 0, ncolors = 0;
+    int rc = MPI_SUCCESS, m = 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-        rc = all[SPLIT_FIELDS * i];
+        rc = all[SPLIT_FIELDS * i + SPLIT_ERROR];
     for (int i = 0; i < n; i++)
-        if (all[SPLIT_FIELDS * i + 1] != MPI_UNDEFINED)
-            records[m++] = (struct split_record){ all[SPLIT_FIELDS * i + 1], 0, all[SPLIT_FIELDS * i + 2], i };
+        if (all[SPLIT_FIELDS * i + SPLIT_COLOR] != MPI_UNDEFINED)
+            records[m++] = (struct split_record){ all[SPLIT_FIELDS * i + SPLIT_COLOR], i >= size0,
+                                                  all[SPLIT_FIELDS * i + SPLIT_KEY], i };
     qsort(records, (size_t)m, sizeof *records, split_record_cmp);
+    /* Every member reaches the same verdict, and skips the same ids. */
+    int ncolors = 0;
     for (int start = 0, end; start < m && rc == MPI_SUCCESS; start = end, ncolors++) {
+        int n0 = 0;
         for (end = start; end < m && records[end].color == records[start].color; end++)
-            ;
-        for (int i = start; i < end; i++) {
-            int expect = all[SPLIT_FIELDS * records[i].index + 3];
-            if (expect >= 0 && expect != end - start)
-                rc = MPI_ERR_GROUP;     /* members passed different groups */
-        }
+            n0 += records[end].side == 0;
+        if (!spanning_run_expected(all, records + start, n0) ||
+            !spanning_run_expected(all, records + start + n0, end - start - n0))
+            rc = MPI_ERR_GROUP;     /* members passed different groups */
     }
-    /* Every member got the same verdict: all agree on ids, or none does. */
-    uint32_t base = rc == MPI_SUCCESS && ncolors > 0 ? agree_context_id(parent) : CONTEXT_ID_NONE;
-    if (base != CONTEXT_ID_NONE)
+    if (ncolors > 0)
         context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
     for (int start = 0, end, color = 0; start < m && rc == MPI_SUCCESS; start = end, color++) {
-        for (end = start; end < m && records[end].color == records[start].color; end++)
-            ;
-        int me = -1;
-        for (int i = start; i < end; i++) {
-            members[i - start] = core->members[records[i].index];
-            if (records[i].index == parent->rank)
-                me = i - start;
+        int n0 = 0, me = -1;
+        for (end = start; end < m && records[end].color == records[start].color; end++) {
+            n0 += records[end].side == 0;
+            members[end - start] = participant_rank(core, records[end].index);
+            if (records[end].index == self)
+                me = end - start;
         }
-        if (me < 0)
-            continue;
-        int size = end - start;
-        out->core = shared_core_take(base + 2 * (uint32_t)color, members, size, local_count(members, size));
-        out->rank = me;
+        int n1 = end - start - n0;
+        if (me < 0 || (core->is_inter && (n0 == 0 || n1 == 0)))
+            continue;               /* not a member, or no partner group: MPI_COMM_NULL */
+        struct comm_core *core0 = comm_shared_core_take(base + 2 * (uint32_t)color, members, n0, members + n0,
+                                                        n1, 1);
+        out->core = own_side(core0, core->side);
+        out->rank = me < n0 ? me : me - n0;
         if (out->core == NULL)
             rc = MPI_ERR_NO_MEM;
     }
@@ -710,28 +783,66 @@ static int split_spanning(struct strand_comm *parent, const struct build_request
     return rc;
 }
 
+/* MPI_Intercomm_merge across node processes: the group whose members
+ * passed high = true goes last (side 0 first when both agree). */
+static int merge_spanning(struct strand_comm *parent, const struct build_request *req, struct build_result *out)
+{
+    struct comm_core *core = parent->core, *side0 = core->side == 0 ? core : core->peer;
+    int n = participants(core), size0 = side0->local_size, size1 = side0->size;
+    int *all = malloc(2 * (size_t)n * sizeof *all);
+    struct rank **members = malloc((size_t)n * sizeof *members);
+    if (all == NULL || members == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory while merging an intercommunicator\n");
+    int mine[2] = { req->high, (int)context_id_propose_global() };
+    spanning_allgather(parent, mine, 2, all);
+    uint32_t id = agreed_id(all, n, 2, 1);
+    bool side0_last = all[0] && !all[2 * size0];
+    int first0 = side0_last ? size1 : 0, first1 = side0_last ? 0 : size0;
+    memcpy(members + first0, side0->local_members, (size_t)size0 * sizeof *members);
+    memcpy(members + first1, side0->members, (size_t)size1 * sizeof *members);
+    out->core = comm_shared_core_take(id, members, n, NULL, 0, 1);
+    out->rank = (core->side == 0 ? first0 : first1) + parent->rank;
+    free(all);
+    free(members);
+    return out->core != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* MPI_Comm_dup: the agreed id, then the dup ring as for local members
+ * (each node process builds its own copy). */
+static int dup_spanning(struct strand_comm *parent, struct build_result *out)
+{
+    struct comm_core *core = parent->core;
+    uint32_t id = agree_context_id(parent);
+    int local = local_count(core->local_members, core->local_size) +
+                (core->is_inter ? local_count(core->members, core->size) : 0);
+    uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);
+    int rc = dup_take(core, DUP_RING + d, id, local, out);
+    out->rank = parent->rank;
+    return rc;
+}
+
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out)
 {
     struct comm_core *core = parent->core;
     struct build_slot *slot = &core->context->slot;
-    bool spans = comm_members_span_nodes(core->members, core->size) ||
-                 comm_members_span_nodes(core->local_members, core->local_size);
-    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS && (!spans || !core->is_inter)) {
-        /* Across node processes each builds its own copy of the core, with
-         * a context id they agreed on. */
-        uint32_t id = spans ? agree_context_id(parent) : CONTEXT_ID_NONE;
-        int local = spans ? local_count(core->local_members, core->local_size) : slot->nentries;
+    if (comm_core_spans_nodes(core)) {
+        /* Every member sees the same answer, so all fail together. */
+        if (exchange != NULL)
+            return MPI_ERR_UNSUPPORTED_OPERATION;
+        switch (kind) {
+        case BUILD_DUP: return dup_spanning(parent, out);
+        case BUILD_SPLIT: return split_spanning(parent, req, out);
+        case BUILD_MERGE: return core->is_inter ? merge_spanning(parent, req, out) : MPI_ERR_COMM;
+        default: return MPI_ERR_UNSUPPORTED_OPERATION;
+        }
+    }
+    if (kind == BUILD_DUP && exchange == NULL && req->error == MPI_SUCCESS) {
         uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);
-        int rc = dup_take(core, DUP_RING + d, id, local, out);
+        int rc = dup_take(core, DUP_RING + d, CONTEXT_ID_NONE, slot->nentries, out);
         out->rank = parent->rank;
         return rc;
     }
-    if (spans && kind == BUILD_SPLIT && exchange == NULL && !core->is_inter)
-        return split_spanning(parent, req, out);
-    /* Every member sees the same answer, so all fail together. */
-    if (spans)
-        return MPI_ERR_UNSUPPORTED_OPERATION;
     int me = participant_index(parent);
     struct build_entry *entry = &slot->entries[me];
     entry->rank = strand_self;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../pt2pt/pt2pt.h"
 #include "topo_internal.h"
 
 static struct topo *dist_graph_new(int indegree, int outdegree, bool weighted)
@@ -150,6 +151,143 @@ static int dist_edges_check(const struct dist_edges *e, int size)
     return MPI_SUCCESS;
 }
 
+/* --- across node processes: member 0 gathers every member's edges as
+ * (source, destination, weight) columns, computes everyone's adjacency
+ * with dist_graph_exchange (the same order as the local meeting), and
+ * sends each member its own; the new communicator is a dup of the parent. */
+
+enum { EDGES_ERROR, EDGES_COUNT, EDGES_WEIGHTED, EDGES_HEAD };
+enum { ADJ_RC, ADJ_IN, ADJ_OUT, ADJ_WEIGHTED, ADJ_HEAD };
+
+static int edge_total(const struct dist_edges *e)
+{
+    int total = 0;
+    for (int s = 0; s < e->n; s++)
+        total += e->degrees[s];
+    return total;
+}
+
+/* One member's edges as three columns of `total` ints. */
+static void edges_flatten(const struct dist_edges *e, int total, int *cols)
+{
+    int k = 0;
+    FOR_EACH_EDGE(e, src, dst, w, {
+        cols[k] = src;
+        cols[total + k] = dst;
+        cols[2 * total + k] = w;
+        k++;
+    })
+}
+
+static void message(struct strand_comm *c, bool sending, void *buf, int count, int peer)
+{
+    struct strand_request r;
+    if (sending)
+        pt2pt_isend_internal(&r, c, c->core->context_id + 1, buf, count, MPI_INT, peer, COMM_TAG_TOPO);
+    else
+        pt2pt_irecv_internal(&r, c, c->core->context_id + 1, buf, count, MPI_INT, peer, COMM_TAG_TOPO);
+    pt2pt_wait_internal(&r);
+}
+
+/* Member 0: every member's adjacency (outputs[i]) from their edges. */
+static int adjacency_compute(struct strand_comm *c, const int *head0, int *cols0, struct topo **outputs)
+{
+    int n = c->core->size, rc = MPI_SUCCESS;
+    struct dist_edges *edges = calloc((size_t)n, sizeof *edges);
+    int **cols = calloc((size_t)n, sizeof *cols), *ones = NULL, max_total = 0;
+    if (edges == NULL || cols == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+    for (int i = 0; i < n; i++) {
+        int head[EDGES_HEAD];
+        if (i == 0)
+            memcpy(head, head0, sizeof head);
+        else
+            message(c, false, head, EDGES_HEAD, i);
+        cols[i] = i == 0 ? cols0 : malloc(3 * (size_t)head[EDGES_COUNT] * sizeof(int) + 1);
+        if (cols[i] == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+        if (i > 0 && head[EDGES_COUNT] > 0)
+            message(c, false, cols[i], 3 * head[EDGES_COUNT], i);
+        if (rc == MPI_SUCCESS)
+            rc = head[EDGES_ERROR];
+        int total = head[EDGES_COUNT];
+        edges[i] = (struct dist_edges){ total, cols[i], NULL, cols[i] + total, cols[i] + 2 * total, true };
+        if (total > max_total)
+            max_total = total;
+        /* Unweighted members' own adjacency is unweighted. */
+        edges[i].weighted = head[EDGES_WEIGHTED];
+    }
+    ones = malloc(((size_t)max_total + 1) * sizeof *ones);
+    if (ones == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+    for (int k = 0; k < max_total; k++)
+        ones[k] = 1;
+    void **inputs = malloc((size_t)n * sizeof *inputs);
+    if (inputs == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+    for (int i = 0; i < n; i++) {
+        edges[i].degrees = ones;
+        inputs[i] = &edges[i];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = dist_graph_exchange(n, inputs, (void **)outputs);
+    for (int i = 1; i < n; i++)
+        free(cols[i]);
+    free(inputs);
+    free(ones);
+    free(cols);
+    free(edges);
+    return rc;
+}
+
+static int dist_graph_spanning(struct strand_comm *c, const struct dist_edges *mine, int error, struct topo **out)
+{
+    int total = error == MPI_SUCCESS ? edge_total(mine) : 0;
+    int head[EDGES_HEAD] = { error, total, mine->weighted }, adj[ADJ_HEAD];
+    int *cols = malloc(3 * (size_t)total * sizeof *cols + 1);
+    if (cols == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+    edges_flatten(mine, total, cols);
+    /* The edges carry their weights; a member's adjacency is weighted as
+     * that member's call is. */
+    *out = NULL;
+    if (c->rank != 0) {
+        message(c, true, head, EDGES_HEAD, 0);
+        if (total > 0)
+            message(c, true, cols, 3 * total, 0);
+        free(cols);
+        message(c, false, adj, ADJ_HEAD, 0);
+        if (adj[ADJ_RC] != MPI_SUCCESS)
+            return adj[ADJ_RC];
+        *out = dist_graph_new(adj[ADJ_IN], adj[ADJ_OUT], adj[ADJ_WEIGHTED]);
+        if (*out == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+        message(c, false, (*out)->storage, 2 * (adj[ADJ_IN] + adj[ADJ_OUT]), 0);
+        return MPI_SUCCESS;
+    }
+    int n = c->core->size;
+    struct topo **outputs = calloc((size_t)n, sizeof *outputs);
+    if (outputs == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
+    int rc = adjacency_compute(c, head, cols, outputs);
+    free(cols);
+    for (int i = 1; i < n; i++) {
+        struct topo *t = outputs[i];
+        adj[ADJ_RC] = rc;
+        adj[ADJ_IN] = rc == MPI_SUCCESS ? t->indegree : 0;
+        adj[ADJ_OUT] = rc == MPI_SUCCESS ? t->outdegree : 0;
+        adj[ADJ_WEIGHTED] = rc == MPI_SUCCESS && t->weighted;
+        message(c, true, adj, ADJ_HEAD, i);
+        if (rc == MPI_SUCCESS) {
+            message(c, true, t->storage, 2 * (t->indegree + t->outdegree), i);
+            topo_release(t);
+        }
+    }
+    *out = outputs[0];
+    free(outputs);
+    return rc;
+}
+
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, int sources[], int degrees[], int destinations[],
                            int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
@@ -162,7 +300,16 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, int sources[], int degrees[
     struct build_request req = { .expect_size = -1, .input = &edges };
     req.error = c->core->is_inter ? MPI_ERR_COMM : dist_edges_check(&edges, c->core->size);
     struct build_result res;
-    rc = comm_build(c, BUILD_DUP, &req, dist_graph_exchange, &res);
+    if (!c->core->is_inter && comm_core_spans_nodes(c->core)) {
+        struct topo *t;
+        rc = dist_graph_spanning(c, &edges, req.error, &t);
+        req.input = NULL;
+        if (rc == MPI_SUCCESS && (rc = comm_build(c, BUILD_DUP, &req, NULL, &res)) != MPI_SUCCESS)
+            topo_release(t);
+        res.output = t;
+    } else {
+        rc = comm_build(c, BUILD_DUP, &req, dist_graph_exchange, &res);
+    }
     if (rc != MPI_SUCCESS)
         return error_report(comm_old, rc, where, "%s",
                             rc == MPI_ERR_UNSUPPORTED_OPERATION ? COMM_SPANS_NODES_TEXT

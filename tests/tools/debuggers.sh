@@ -61,18 +61,32 @@ int main(int argc, char **argv)
 SRC
 "$mpicc" -g -O0 -o dbg dbg.c || { fail "mpicc -g"; finish; }
 
+# check_gdb_breakpoint PROG: a breakpoint set before run stops in both
+# ranks of PROG, with backtraces naming the program's functions and lines.
+check_gdb_breakpoint() {
+    local log=gdb-$1.log
+    STRAND_NRANKS=2 timeout 120 gdb -batch -nx -ex 'break compute_in_rank' -ex run \
+        -ex bt -ex 'info threads' -ex continue -ex bt -ex continue --args "./$1" >"$log" 2>&1
+    [ "$(grep -c 'hit Breakpoint .*compute_in_rank' "$log")" -eq 2 ] ||
+        fail "gdb $1: the breakpoint was not hit in both ranks"
+    expect_in "$log" 'Thread [0-9]+ "rank 0" hit Breakpoint' "gdb $1: rank 0 stops"
+    expect_in "$log" 'Thread [0-9]+ "rank 1" hit Breakpoint' "gdb $1: rank 1 stops"
+    expect_in "$log" '#0 +compute_in_rank \(rank=0\) at dbg.c:[0-9]+' "gdb $1: rank 0 backtrace"
+    expect_in "$log" '#0 +compute_in_rank \(rank=1\) at dbg.c:[0-9]+' "gdb $1: rank 1 backtrace"
+    expect_in "$log" '#1 +0x[0-9a-f]+ in main \(.*\) at dbg.c:[0-9]+' "gdb $1: main's frame"
+    expect_in "$log" '"rank 1" ' "gdb $1: info threads names the rank threads"
+}
+
 if command -v gdb >/dev/null; then
     ran=1
-    STRAND_NRANKS=2 timeout 120 gdb -batch -nx -ex 'break compute_in_rank' -ex run \
-        -ex bt -ex 'info threads' -ex continue -ex bt -ex continue --args ./dbg >gdb.log 2>&1
-    [ "$(grep -c 'hit Breakpoint .*compute_in_rank' gdb.log)" -eq 2 ] ||
-        fail "gdb: the breakpoint was not hit in both ranks"
-    expect_in gdb.log 'Thread [0-9]+ "rank 0" hit Breakpoint' "gdb: rank 0 stops"
-    expect_in gdb.log 'Thread [0-9]+ "rank 1" hit Breakpoint' "gdb: rank 1 stops"
-    expect_in gdb.log '#0 +compute_in_rank \(rank=0\) at dbg.c:[0-9]+' "gdb: rank 0 backtrace"
-    expect_in gdb.log '#0 +compute_in_rank \(rank=1\) at dbg.c:[0-9]+' "gdb: rank 1 backtrace"
-    expect_in gdb.log '#1 +0x[0-9a-f]+ in main \(.*\) at dbg.c:[0-9]+' "gdb: main's frame"
-    expect_in gdb.log '"rank 1" ' "gdb: info threads names the rank threads"
+    check_gdb_breakpoint dbg
+    # linked without mpicc (pkg-config here; CMake's FindMPI links alike)
+    if command -v pkg-config >/dev/null; then
+        # shellcheck disable=SC2046
+        cc -g -O0 -o dbg_pc dbg.c $(PKG_CONFIG_PATH="$builddir/launcher" pkg-config --cflags --libs mpi) ||
+            fail "cc \$(pkg-config --cflags --libs mpi) -g"
+        check_gdb_breakpoint dbg_pc
+    fi
 
     # gdb -p: attach to a running 2-rank job, a backtrace of every rank.
     STRAND_NRANKS=2 ./dbg wait release >attach-run.log 2>&1 &
