@@ -6,7 +6,10 @@
  *   STRAND_NRANKS, STRAND_BIND, STRAND_PREFIX_OUTPUT, STRAND_STACK_SIZE,
  *   STRAND_UNIVERSE_SIZE.
  * It forwards SIGINT, SIGTERM and SIGHUP to the program's process group and
- * exits with the program's exit status (128 + N if signal N killed it). */
+ * exits with the program's exit status (128 + N if signal N killed it).
+ * A job of several node processes (--nodes, -hosts) starts them by fork on
+ * this machine and through ssh elsewhere (remote.h), and serves the job's
+ * key-value store (kvs.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +23,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,6 +33,8 @@
 
 #include "../src/net/layout.h"
 #include "foreign.h"
+#include "kvs.h"
+#include "remote.h"
 
 struct options {
     long nranks;
@@ -39,6 +46,8 @@ struct options {
     int prefix_output;
     const char *stack_size;
     const char *universe_size;
+    char **forward;         /* NAME=VALUE for node processes on other hosts (-genv, -x) */
+    int nforward;
     char **program_argv; /* program and its arguments */
 };
 
@@ -57,6 +66,20 @@ static const char usage_text[] =
     "  --stack-size BYTES   stack size of each rank thread (default: ulimit -s);\n"
     "                       a k, m or g suffix multiplies by 1024, 1024^2, 1024^3\n"
     "  -usize N             MPI_UNIVERSE_SIZE (ranks the job may grow to)\n"
+    "\n"
+    "Several node processes (ranks spread over them in blocks):\n"
+    "  --nodes K            K node processes (default: one per host given)\n"
+    "  -hosts H1,H2,...     hosts of the node processes, in order (repeated when\n"
+    "                       there are more node processes than hosts)\n"
+    "  -hostfile FILE, -f FILE  the hosts, one a line ('#' comments)\n"
+    "  -ppn P               P ranks per node process\n"
+    "  --launcher fork|ssh  how node processes start: fork (this machine only) or\n"
+    "                       ssh; default: fork for this machine's names and\n"
+    "                       addresses, ssh for other hosts\n"
+    "  --ssh-config FILE    ssh's configuration file (ssh -F; also STRAND_SSH_CONFIG)\n"
+    "  -genv NAME VALUE     set NAME=VALUE for the program on every host\n"
+    "  -x NAME[=VALUE]      pass NAME (its value here, or VALUE) to other hosts\n"
+    "                       (STRAND_* variables always are)\n"
     "  --version            show Strand's version\n"
     "  --help, -h           show this help\n"
     "  --                   end of options (the next word is the program)\n"
@@ -73,7 +96,14 @@ static const char usage_text[] =
     "Exit status: the program's (the highest of its ranks'), or 128+N if signal\n"
     "N killed it; 127 if the program could not be started; 2 for bad options.\n"
     "With several node processes: the highest status among them; when one aborts\n"
-    "(MPI_Abort, a fatal MPI error) or is killed, mpiexec ends all the others.\n";
+    "(MPI_Abort, a fatal MPI error), is killed, cannot be started or loses its\n"
+    "ssh connection, mpiexec ends all the others.\n"
+    "\n"
+    "Over ssh: BatchMode (no password prompts), ~/.ssh/config applies; the same\n"
+    "mpiexec path must exist on every host (STRAND_REMOTE_MPIEXEC overrides it),\n"
+    "the program is started in the same working directory, and the hosts must\n"
+    "reach this one over TCP. STRAND_SSH replaces the ssh command,\n"
+    "STRAND_SSH_CONNECT_TIMEOUT (seconds, default 10) bounds each login.\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *what)
 {
@@ -182,6 +212,15 @@ static const char *hosts_from_file(const char *path)
     return list;
 }
 
+static void add_forward(struct options *o, const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 2;
+    char *entry = malloc(len);
+    snprintf(entry, len, "%s=%s", name, value);
+    o->forward = realloc(o->forward, (size_t)(o->nforward + 1) * sizeof *o->forward);
+    o->forward[o->nforward++] = entry;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
     int i;
@@ -229,6 +268,26 @@ static void parse_options(int argc, char **argv, struct options *o)
         } else if (is_option(a, "-hostfile") || is_option(a, "--hostfile") || is_option(a, "-f")) {
             const char *name = a[1] == '-' ? "--hostfile" : a[1] == 'f' ? "-f" : "-hostfile";
             o->hosts = hosts_from_file(option_value(argv, &i, name));
+        } else if (strcmp(a, "-genv") == 0 || strcmp(a, "--genv") == 0) {
+            if (i + 2 >= argc)
+                usage_error("%s needs a NAME and a VALUE", a);
+            const char *name = argv[++i], *value = argv[++i];
+            setenv(name, value, 1);
+            add_forward(o, name, value);
+        } else if (strcmp(a, "-x") == 0) {
+            if (i + 1 >= argc)
+                usage_error("%s needs a NAME or NAME=VALUE", a);
+            char *name = strdup(argv[++i]), *eq = strchr(name, '=');
+            if (eq != NULL)
+                *eq = '\0';
+            const char *value = eq != NULL ? eq + 1 : getenv(name);
+            if (value != NULL)
+                add_forward(o, name, value);
+        } else if (is_option(a, "--ssh-config")) {
+            const char *file = option_value(argv, &i, "--ssh-config");
+            if (file == NULL || *file == '\0')
+                usage_error("%s needs a file name", "--ssh-config");
+            setenv("STRAND_SSH_CONFIG", file, 1);
         } else if (is_option(a, "--launcher")) {
             o->launcher = option_value(argv, &i, "--launcher");
             if (o->launcher == NULL || (strcmp(o->launcher, "fork") != 0 && strcmp(o->launcher, "ssh") != 0))
@@ -277,17 +336,6 @@ static volatile sig_atomic_t program_group;
 
 static volatile sig_atomic_t timed_out;
 
-/* Installs `handler` for `sig`; interrupted system calls restart. */
-static void on_signal(int sig, void (*handler)(int))
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(sig, &sa, NULL);
-}
-
 /* MPIEXEC_TIMEOUT expired: end the whole job at once. */
 static void kill_on_timeout(int sig)
 {
@@ -307,8 +355,13 @@ static void arm_time_limit(void)
     alarm(seconds);
 }
 
+/* A signal from the user (^C, kill) went to the job: the ends it causes
+ * are not failures to explain. */
+static volatile sig_atomic_t signal_forwarded;
+
 static void forward_signal(int sig)
 {
+    signal_forwarded = 1;
     if (program_group > 0)
         kill(-program_group, sig);
 }
@@ -455,19 +508,15 @@ static int run_program(char **argv)
 struct node_plan {
     int nnodes, nranks, ppn;
     char **hosts;           /* per node */
+    bool *remote;           /* per node: started through ssh */
+    int nremote;
     int base_port;
-    pid_t *pids;            /* per node, 0 once it ended */
+    int kv_port;            /* the job's key-value store (kvs.h) */
+    pid_t *pids;            /* per node (for a remote one, its ssh), 0 once it ended */
+    int *control;           /* per remote node: the stdin of its ssh, else -1 */
+    char **forward;         /* -genv and -x: NAME=VALUE */
+    int nforward;
 };
-
-static int host_is_this_machine(const char *host)
-{
-    char name[256];
-    if (strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0)
-        return 1;
-    if (gethostname(name, sizeof name) == 0 && strcmp(host, name) == 0)
-        return 1;
-    return 0;
-}
 
 static int port_is_free(int port)
 {
@@ -482,7 +531,8 @@ static int port_is_free(int port)
 }
 
 /* Node j listens on base + j: a base whose K ports are free now (checked
- * on this machine; STRAND_NET_PORT overrides). */
+ * on this machine; STRAND_NET_PORT overrides). A node process that finds
+ * its port taken all the same takes another and publishes it. */
 static int choose_base_port(int nnodes)
 {
     const char *fixed = getenv("STRAND_NET_PORT");
@@ -501,7 +551,20 @@ static int choose_base_port(int nnodes)
     exit(2);
 }
 
-/* False for the plain one-process job (no node options). */
+static void check_layout(const struct options *o, long nnodes)
+{
+    if (o->ppn > 0 && (long)o->ppn * nnodes < o->nranks) {
+        fprintf(stderr, "mpiexec: -ppn %ld on %ld node processes holds only %ld of the %ld ranks\n",
+                o->ppn, nnodes, o->ppn * nnodes, o->nranks);
+        exit(2);
+    }
+    if (o->ppn > 0 && (long)o->ppn * (nnodes - 1) >= o->nranks) {
+        fprintf(stderr, "mpiexec: -ppn %ld leaves node process %ld without a rank\n", o->ppn, nnodes - 1);
+        exit(2);
+    }
+}
+
+/* False for the plain one-process job on this machine (no node options). */
 static int plan_nodes(const struct options *o, struct node_plan *p)
 {
     int nhosts = 0;
@@ -513,6 +576,8 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
             hosts[nhosts++] = h;
         }
     }
+    bool ssh_all = o->launcher != NULL && strcmp(o->launcher, "ssh") == 0;
+    bool fork_all = o->launcher != NULL && strcmp(o->launcher, "fork") == 0;
     long nnodes = o->nnodes;
     if (nnodes == 0 && o->ppn > 0)
         nnodes = (o->nranks + o->ppn - 1) / o->ppn;
@@ -523,37 +588,33 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
      * so that one command line can run jobs of every size. */
     if (nnodes > o->nranks)
         nnodes = o->nranks;
-    if (nnodes == 1 && nhosts <= 1 && (nhosts == 0 || host_is_this_machine(hosts[0])))
+    if (nnodes == 1 && !ssh_all && (nhosts == 0 || host_is_this_machine(hosts[0])))
         return 0;
-    if (o->ppn > 0 && (long)o->ppn * nnodes < o->nranks) {
-        fprintf(stderr, "mpiexec: -ppn %ld on %ld node processes holds only %ld of the %ld ranks\n",
-                o->ppn, nnodes, o->ppn * nnodes, o->nranks);
-        exit(2);
-    }
-    if (o->ppn > 0 && (long)o->ppn * (nnodes - 1) >= o->nranks) {
-        fprintf(stderr, "mpiexec: -ppn %ld leaves node process %ld without a rank\n", o->ppn, nnodes - 1);
-        exit(2);
-    }
+    check_layout(o, nnodes);
     p->nnodes = (int)nnodes;
     p->nranks = (int)o->nranks;
     p->ppn = (int)o->ppn;
     p->hosts = calloc((size_t)nnodes, sizeof *p->hosts);
+    p->remote = calloc((size_t)nnodes, sizeof *p->remote);
+    p->nremote = 0;
     for (int j = 0; j < nnodes; j++) {
         p->hosts[j] = nhosts > 0 ? hosts[j % nhosts] : "127.0.0.1";
-        if (!host_is_this_machine(p->hosts[j])) {
-            fprintf(stderr, "mpiexec: host %s is not this machine: starting node processes there needs "
-                            "the ssh launcher (--launcher ssh), which is not implemented yet; "
-                            "run every node process here (--nodes K without -hosts)\n", p->hosts[j]);
+        bool here = host_is_this_machine(p->hosts[j]);
+        if (fork_all && !here) {
+            fprintf(stderr, "mpiexec: host %s is not this machine: --launcher fork starts node processes "
+                            "here only (use --launcher ssh, or leave the launcher out)\n", p->hosts[j]);
             exit(2);
         }
-    }
-    if (o->launcher != NULL && strcmp(o->launcher, "ssh") == 0) {
-        fprintf(stderr, "mpiexec: --launcher ssh is not implemented yet; use --launcher fork "
-                        "(node processes on this machine)\n");
-        exit(2);
+        p->remote[j] = ssh_all || !here;
+        p->nremote += p->remote[j];
     }
     p->base_port = choose_base_port(p->nnodes);
     p->pids = calloc((size_t)nnodes, sizeof *p->pids);
+    p->control = malloc((size_t)nnodes * sizeof *p->control);
+    for (int j = 0; j < nnodes; j++)
+        p->control[j] = -1;
+    p->forward = o->forward;
+    p->nforward = o->nforward;
     return 1;
 }
 
@@ -568,7 +629,7 @@ static void note_abort(int sig)
 
 static void set_node_environment(const struct node_plan *p, int node)
 {
-    char text[32];
+    char text[320];
     snprintf(text, sizeof text, "%d", p->nnodes);
     setenv("STRAND_NODES", text, 1);
     snprintf(text, sizeof text, "%d", node);
@@ -579,6 +640,16 @@ static void set_node_environment(const struct node_plan *p, int node)
         snprintf(text, sizeof text, "%d", p->ppn);
         setenv("STRAND_PPN", text, 1);
     }
+    /* The store, at the address by which that host reaches this one. */
+    char here[256];
+    if (!p->remote[node])
+        snprintf(here, sizeof here, "127.0.0.1");
+    else if (address_toward(p->hosts[node], here, sizeof here) != 0) {
+        fprintf(stderr, "mpiexec: host %s does not resolve or has no route from here\n", p->hosts[node]);
+        exit(2);
+    }
+    snprintf(text, sizeof text, "%s:%d", here, p->kv_port);
+    setenv("STRAND_KV_ADDR", text, 1);
 }
 
 static void set_job_environment(const struct node_plan *p)
@@ -610,10 +681,10 @@ static void describe_node(const struct node_plan *p, int node, char *out, size_t
 {
     int first = net_node_first_rank(p->nranks, p->nnodes, p->ppn, node);
     int end = net_node_first_rank(p->nranks, p->nnodes, p->ppn, node + 1);
-    if (end - first == 1)
-        snprintf(out, len, "node %d (rank %d)", node, first);
-    else
-        snprintf(out, len, "node %d (ranks %d-%d)", node, first, end - 1);
+    int n = end - first == 1 ? snprintf(out, len, "node %d (rank %d)", node, first)
+                             : snprintf(out, len, "node %d (ranks %d-%d)", node, first, end - 1);
+    if (p->remote[node])
+        snprintf(out + n, len - (size_t)n, " on host %s", p->hosts[node]);
 }
 
 static int node_of_pid(const struct node_plan *p, pid_t pid)
@@ -624,15 +695,75 @@ static int node_of_pid(const struct node_plan *p, pid_t pid)
     return -1;
 }
 
-/* Every node process is in one process group (the first one's): signals,
- * the time limit and the end of the job reach all of them at once. Each
- * also dies with mpiexec (PR_SET_PDEATHSIG), so none is left orphaned. */
+/* What a node process on another host gets: every STRAND_* variable but
+ * the launcher's pid (its agent is its launcher there), -genv and -x. */
+static char **forwarded_environment(const struct node_plan *p)
+{
+    extern char **environ;
+    int n = 0;
+    for (char **e = environ; *e != NULL; e++)
+        n++;
+    char **env = calloc((size_t)(n + p->nforward + 1), sizeof *env);
+    int k = 0;
+    for (char **e = environ; *e != NULL; e++)
+        if (strncmp(*e, "STRAND_", 7) == 0 && strncmp(*e, "STRAND_LAUNCHER_PID=", 20) != 0)
+            env[k++] = *e;
+    for (int i = 0; i < p->nforward; i++)
+        env[k++] = p->forward[i];
+    return env;
+}
+
+/* In a forked child: join the job's process group, die with mpiexec
+ * (PR_SET_PDEATHSIG: no orphan if mpiexec is killed), default signals. */
+static void enter_job(pid_t group, const sigset_t *mask)
+{
+    setpgid(0, group);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(1);
+    for (size_t i = 0; i < NFORWARDED; i++)
+        signal(forwarded_signals[i], SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+}
+
+/* Node `node` on another host: its ssh joins the job's process group (so
+ * signals, the time limit and the end of the job reach it); its stdin is a
+ * pipe kept open by mpiexec, whose end tells the agent to end the node. */
+static pid_t start_remote_node(struct node_plan *p, int node, char **argv, pid_t group, const sigset_t *mask)
+{
+    char **env = forwarded_environment(p);
+    struct remote_command rc = { .host = p->hosts[node], .env = env, .program_argv = argv };
+    char **ssh = remote_ssh_argv(&rc);
+    free(env);
+    int control[2];
+    if (pipe2(control, O_CLOEXEC) != 0)
+        return -1;
+    pid_t child = fork();
+    if (child == 0) {
+        enter_job(group, mask);
+        dup2(control[0], STDIN_FILENO);
+        execvp(ssh[0], ssh);
+        fprintf(stderr, "mpiexec: cannot run %s to reach host %s: %s\n", ssh[0], p->hosts[node], strerror(errno));
+        _exit(127);
+    }
+    close(control[0]);
+    free(ssh);
+    if (child < 0)
+        close(control[1]);
+    else
+        p->control[node] = control[1];
+    return child;
+}
+
+/* Every node process (or its ssh) is in one process group (the first
+ * one's): signals, the time limit and the end of the job reach all of
+ * them at once. Each also dies with mpiexec (PR_SET_PDEATHSIG). */
 static int start_nodes(struct node_plan *p, char **argv, const sigset_t *mask, int report_fd)
 {
     pid_t group = 0;
     for (int j = 0; j < p->nnodes; j++) {
         set_node_environment(p, j);
-        pid_t child = fork();
+        pid_t child = p->remote[j] ? start_remote_node(p, j, argv, group, mask) : fork();
         if (child < 0) {
             perror("mpiexec: fork");
             if (group > 0)
@@ -640,13 +771,7 @@ static int start_nodes(struct node_plan *p, char **argv, const sigset_t *mask, i
             return -1;
         }
         if (child == 0) {
-            setpgid(0, group);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() == 1)
-                _exit(1);
-            for (size_t i = 0; i < NFORWARDED; i++)
-                signal(forwarded_signals[i], SIG_DFL);
-            sigprocmask(SIG_SETMASK, mask, NULL);
+            enter_job(group, mask);
             execvp(argv[0], argv);
             int err = errno;
             (void)!write(report_fd, &err, sizeof err);
@@ -660,11 +785,99 @@ static int start_nodes(struct node_plan *p, char **argv, const sigset_t *mask, i
     return group;
 }
 
+/* How node `node` ended (waitpid's `status` of it, or of its ssh):
+ * returns its exit status for the job and whether that ends the job; says
+ * why when it does. */
+static int node_outcome(const struct node_plan *p, int node, int status, bool *ends_job)
+{
+    char who[300];
+    describe_node(p, node, who, sizeof who);
+    int value = 0;
+    enum node_end end = NODE_END_EXIT;
+    if (!p->remote[node]) {
+        if (WIFSIGNALED(status))
+            end = NODE_END_SIGNAL, value = WTERMSIG(status);
+        else
+            end = node_aborted && WEXITSTATUS(status) != 0 ? NODE_END_ABORT : NODE_END_EXIT,
+            value = WEXITSTATUS(status);
+    } else if ((end = kvs_node_end(node, &value)) == NODE_END_UNKNOWN) {
+        /* The agent never reported: ssh failed or the connection died. */
+        *ends_job = true;
+        int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        if (timed_out || signal_forwarded)
+            return code;
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "mpiexec: lost the ssh connection to %s (ssh was killed by signal %d); "
+                            "ending the job\n", who, WTERMSIG(status));
+        else if (!kvs_agent_started(node))
+            fprintf(stderr, "mpiexec: cannot start %s through ssh (ssh exit status %d, see its message "
+                            "above); ending the job\n", who, code);
+        else
+            fprintf(stderr, "mpiexec: lost the ssh connection to %s (ssh exit status %d); ending the job\n",
+                    who, code);
+        return code != 0 ? code : 1;
+    }
+    switch (end) {
+    case NODE_END_SIGNAL:
+        if (!timed_out && !signal_forwarded)
+            fprintf(stderr, "mpiexec: %s was killed by signal %d (%s); ending the job\n", who, value,
+                    strsignal(value));
+        *ends_job = true;
+        return 128 + value;
+    case NODE_END_ABORT:
+        fprintf(stderr, "mpiexec: %s aborted with status %d; ending the job\n", who, value);
+        *ends_job = true;
+        return value;
+    case NODE_END_NOSTART:
+        fprintf(stderr, "mpiexec: %s could not start (see above); ending the job\n", who);
+        *ends_job = true;
+        return value;
+    default:
+        /* Its ranks all ended (even with a non-zero status): the others finish. */
+        *ends_job = false;
+        return value;
+    }
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Ends the job: local node processes at once; remote ones through their
+ * agents (the end of their stdin: they end their node process and report),
+ * their ssh killed only if still there after a grace period. Returns when
+ * to kill what is left. */
+static double end_job(struct node_plan *p, pid_t group)
+{
+    for (int j = 0; j < p->nnodes; j++) {
+        if (p->control[j] >= 0) {
+            close(p->control[j]);
+            p->control[j] = -1;
+        }
+        if (!p->remote[j] && p->pids[j] > 0)
+            kill(p->pids[j], SIGKILL);
+    }
+    if (p->nremote == 0) {
+        kill(-group, SIGKILL);
+        return 0;
+    }
+    return seconds_now() + 3.0;
+}
+
 static int run_nodes(struct node_plan *p, char **argv)
 {
     int report[2], err = 0;
     sigset_t old_mask;
+    char why[256];
     set_job_environment(p);
+    p->kv_port = kvs_start(p->nnodes, getenv("STRAND_JOB_ID"), p->nremote > 0, why, sizeof why);
+    if (p->kv_port < 0) {
+        fprintf(stderr, "mpiexec: %s\n", why);
+        return 1;
+    }
     if (pipe2(report, O_CLOEXEC) != 0) {
         perror("mpiexec: pipe");
         return 127;
@@ -675,6 +888,7 @@ static int run_nodes(struct node_plan *p, char **argv)
     if (group < 0)
         return 127;
     if (job_started(group, &old_mask, report, &err)) {
+        end_job(p, group);
         kill(-group, SIGKILL);
         while (waitpid(-group, NULL, 0) > 0 || errno == EINTR)
             ;
@@ -682,10 +896,21 @@ static int run_nodes(struct node_plan *p, char **argv)
         fprintf(stderr, "mpiexec: cannot run %s: %s\n", argv[0], strerror(err));
         return err == ENOENT ? 127 : 126;
     }
-    int running = p->nnodes, result = 0, ending = 0;
+    int running = p->nnodes, result = 0;
+    bool ending = false;
+    double kill_at = 0;
     while (running > 0) {
         int status;
-        pid_t got = waitpid(-group, &status, WUNTRACED);
+        pid_t got = waitpid(-group, &status, ending ? WNOHANG : WUNTRACED);
+        if (got == 0) {     /* ending, remote nodes still closing */
+            if (kill_at > 0 && seconds_now() > kill_at) {
+                kill(-group, SIGKILL);
+                kill_at = 0;
+            }
+            struct timespec ms20 = { 0, 20000000 };
+            nanosleep(&ms20, NULL);
+            continue;
+        }
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
@@ -700,26 +925,19 @@ static int run_nodes(struct node_plan *p, char **argv)
         p->pids[node] = 0;
         running--;
         if (ending)
-            continue;   /* killed by us: its status is not the job's */
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            continue;   /* ended by us: its status is not the job's */
+        bool ends_job = false;
+        int code = node_outcome(p, node, status, &ends_job);
         if (code > result)
             result = code;
-        /* A node whose ranks all ended (even with a non-zero status) lets
-         * the others finish; an abort or a death ends the job. */
-        if (code == 0 || (WIFEXITED(status) && !node_aborted))
-            continue;
-        char who[64];
-        describe_node(p, node, who, sizeof who);
-        if (timed_out)
-            ;
-        else if (WIFSIGNALED(status))
-            fprintf(stderr, "mpiexec: %s was killed by signal %d (%s); ending the job\n", who,
-                    WTERMSIG(status), strsignal(WTERMSIG(status)));
-        else if (running > 0)
-            fprintf(stderr, "mpiexec: %s aborted with status %d; ending the job\n", who, code);
-        ending = 1;
-        kill(-group, SIGKILL);
+        if (ends_job && running > 0) {
+            ending = true;
+            kill_at = end_job(p, group);
+        }
     }
+    for (int j = 0; j < p->nnodes; j++)
+        if (p->control[j] >= 0)
+            close(p->control[j]);
     take_terminal_back();
     if (timed_out) {
         fprintf(stderr, "mpiexec: %s exceeded the time limit (MPIEXEC_TIMEOUT=%s s) and was killed\n",
@@ -731,6 +949,8 @@ static int run_nodes(struct node_plan *p, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--node-agent") == 0)
+        node_agent_main(argc - 2, argv + 2);
     struct options o;
     parse_options(argc, argv, &o);
     set_environment(&o);

@@ -56,8 +56,10 @@ _Noreturn void strand_job_abort(int status, const char *message)
     if (message != NULL)
         fputs(message, stderr);
     fflush(NULL);
-    if (status != 0)
+    if (status != 0) {
         tell_launcher_abort();
+        net_job_aborting(message);
+    }
     /* Not exit(): the runtime exports its own exit() for ranks. */
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
@@ -348,6 +350,7 @@ static _Noreturn void rank_thread_failed(int rank, int nranks, int error)
 int strand_node_run(int (*rank_main)(void *arg), void *arg)
 {
     struct node *n = &strand_node;
+    net_bootstrap();    /* under srun: PMI's job into the environment read next */
     config_from_environment(&n->config);
     if (node_setup() != MPI_SUCCESS)
         strand_job_abort(1, "Strand MPI: out of memory while starting the ranks\n");

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "../datatype/datatype.h"
+#include "kv.h"
 #include "net.h"
+#include "pmi.h"
 
 enum { NET_EAGER_LIMIT = 64 << 10 };
 
@@ -18,6 +20,11 @@ static struct net_job job;
 static const struct net_ops *ops;
 static pthread_t progress_thread;
 static bool active;
+/* Per node: the port it listens on when it could not take its static one
+ * (learned from the key-value store), else 0. Progress thread only. */
+static int *moved_ports;
+
+static void publish_host(void);
 
 bool net_active(void) { return active; }
 const struct net_job *net_job(void) { return &job; }
@@ -44,14 +51,33 @@ static long env_number(const char *name, long fallback, long min, long max)
     return v;
 }
 
+/* This node's own host under PMI: STRAND_NET_HOST, else its host name. */
+static char *own_host(void)
+{
+    const char *fixed = getenv("STRAND_NET_HOST");
+    char name[256];
+    if (fixed != NULL && *fixed != '\0')
+        return strdup(fixed);
+    if (gethostname(name, sizeof name) != 0)
+        config_error("%s", "gethostname failed (set STRAND_NET_HOST)");
+    name[sizeof name - 1] = '\0';
+    return strdup(name);
+}
+
 /* STRAND_NET_HOSTS: one host per node process, comma-separated; missing
- * entries (or no variable) mean this machine. */
+ * entries (or no variable) mean this machine. Under PMI there is no list:
+ * each node process publishes its own host, the others are looked up on
+ * first use (net_peer_host). */
 static void hosts_from_environment(void)
 {
     job.hosts = calloc((size_t)job.nnodes, sizeof *job.hosts);
     if (job.hosts == NULL)
         config_error("%s", "out of memory");
     const char *list = getenv("STRAND_NET_HOSTS");
+    if (list == NULL && pmi_active()) {
+        job.hosts[job.node] = own_host();
+        return;
+    }
     char *copy = strdup(list != NULL ? list : "");
     char *save = NULL;
     int i = 0;
@@ -60,6 +86,33 @@ static void hosts_from_environment(void)
     for (; i < job.nnodes; i++)
         job.hosts[i] = strdup("127.0.0.1");
     free(copy);
+}
+
+/* STRAND_NODE_RANKS: ranks of each node process, comma-separated (under
+ * Slurm: its tasks per node); without it, layout.h's rule. Returns the
+ * first world rank of each node, nnodes + 1 entries. */
+static int *node_firsts(int nranks)
+{
+    int *first = calloc((size_t)job.nnodes + 1, sizeof *first);
+    if (first == NULL)
+        config_error("%s", "out of memory");
+    const char *counts = getenv("STRAND_NODE_RANKS");
+    for (int j = 0; j <= job.nnodes; j++)
+        first[j] = net_node_first_rank(nranks, job.nnodes, job.ppn, j);
+    if (counts == NULL || *counts == '\0')
+        return first;
+    const char *p = counts;
+    for (int j = 0; j < job.nnodes; j++) {
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (end == p || n < 1 || (*end != ',' && *end != '\0'))
+            config_error("%s: one positive count per node process, comma-separated", "STRAND_NODE_RANKS");
+        first[j + 1] = first[j] + (int)n;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (first[job.nnodes] != nranks || *p != '\0')
+        config_error("%s does not add up to the job's ranks", "STRAND_NODE_RANKS");
+    return first;
 }
 
 static struct rank *proxy_create(int world_rank, struct net_peer *peer)
@@ -111,18 +164,20 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     job.eager_limit = (size_t)env_number("STRAND_NET_EAGER_LIMIT",
                                          (long)(local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT), 0, INT32_MAX);
     hosts_from_environment();
-    job.first_rank = net_node_first_rank(nranks, job.nnodes, job.ppn, job.node);
-    job.local_ranks = net_node_first_rank(nranks, job.nnodes, job.ppn, job.node + 1) - job.first_rank;
+    int *first_of = node_firsts(nranks);
+    job.first_rank = first_of[job.node];
+    job.local_ranks = first_of[job.node + 1] - job.first_rank;
     if (job.local_ranks < 1)
         config_error("%s: this node process would host no rank", "STRAND_PPN");
     job.peers = calloc((size_t)job.nnodes, sizeof *job.peers);
-    if (job.peers == NULL)
+    moved_ports = calloc((size_t)job.nnodes, sizeof *moved_ports);
+    if (job.peers == NULL || moved_ports == NULL)
         config_error("%s", "out of memory");
     for (int j = 0; j < job.nnodes; j++) {
         struct net_peer *p = &job.peers[j];
         p->node = j;
-        p->first_rank = net_node_first_rank(nranks, job.nnodes, job.ppn, j);
-        p->nranks = net_node_first_rank(nranks, job.nnodes, job.ppn, j + 1) - p->first_rank;
+        p->first_rank = first_of[j];
+        p->nranks = first_of[j + 1] - p->first_rank;
         if (j == job.node)
             continue;
         for (int r = p->first_rank; r < p->first_rank + p->nranks; r++)
@@ -136,6 +191,8 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                  ops->name, why);
         strand_job_abort(1, line);
     }
+    free(first_of);
+    publish_host();
     active = true;
     *first = job.first_rank;
     *count = job.local_ranks;
@@ -160,7 +217,80 @@ void net_end(void)
     ops->shutdown();
     pthread_join(progress_thread, NULL);
     ops->close();
+    pmi_finalize();
     active = false;
+}
+
+void net_job_aborting(const char *message)
+{
+    pmi_abort(message);
+}
+
+/* ---- addressing: the static rule, then the store ---- */
+
+/* The job's store: PMI's key-value space under srun, else mpiexec's. */
+static int store_get(int node, const char *key, char *value, size_t len)
+{
+    return pmi_active() ? pmi_get(node, key, value, len) : net_kv_get(key, value, len);
+}
+
+/* Under PMI: this node's host goes to the key-value space, then the one
+ * fence of the job (every task takes part in it, see pmi.c). */
+static void publish_host(void)
+{
+    if (!pmi_active())
+        return;
+    char key[32];
+    snprintf(key, sizeof key, "host.%d", job.node);
+    if (pmi_put(key, job.hosts[job.node]) != 0)
+        config_error("%s: PMI2_KVS_Put failed", key);
+    pmi_fence();
+}
+
+const char *net_peer_host(const struct net_peer *peer)
+{
+    char key[32], value[256];
+    if (job.hosts[peer->node] != NULL)
+        return job.hosts[peer->node];
+    snprintf(key, sizeof key, "host.%d", peer->node);
+    if (store_get(peer->node, key, value, sizeof value) == 1)
+        job.hosts[peer->node] = strdup(value);
+    return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
+}
+
+int net_peer_port(const struct net_peer *peer)
+{
+    int moved = moved_ports[peer->node];
+    return moved != 0 ? moved : job.base_port + peer->node;
+}
+
+void net_peer_refused(const struct net_peer *peer)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof key, "port.%d", peer->node);
+    if (store_get(peer->node, key, value, sizeof value) == 1) {
+        long port = strtol(value, NULL, 10);
+        if (port > 0 && port < 65536)
+            moved_ports[peer->node] = (int)port;
+    }
+}
+
+bool net_port_fallback_allowed(void)
+{
+    return pmi_active() || net_kv_available();
+}
+
+int net_publish_port(int port, char *why, size_t why_len)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof key, "port.%d", job.node);
+    snprintf(value, sizeof value, "%d", port);
+    if (!pmi_active())
+        return net_kv_put(key, value, why, why_len);
+    if (pmi_put(key, value) == 0)
+        return 0;
+    snprintf(why, why_len, "cannot put %s in PMI's key-value space", key);
+    return -1;
 }
 
 static struct net_envelope envelope_of(const struct rank *dest, const struct message *m)

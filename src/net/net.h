@@ -147,6 +147,15 @@ extern const struct net_ops net_tcp_ops;
 
 /* --- the layer (net.c) --- */
 
+/* Main thread, first thing at node start, before the launcher environment
+ * is read: under srun --mpi=pmi2, turns PMI's and Slurm's description of
+ * the job into that environment (pmi.c); a task whose ranks run in
+ * another task's node process takes part in PMI's fence and exits here.
+ * Says so in one line when started by srun without a usable PMI. */
+void net_bootstrap(void);
+/* The job aborts (strand_job_abort): tells the process manager, if any. */
+void net_job_aborting(const char *message);
+
 /* Main thread, at node start: reads the job from the environment. When
  * the job spans several node processes, fills `ranks` (world size entries)
  * with proxies for the remote ranks, starts the module (listening), and
@@ -162,6 +171,23 @@ void net_end(void);
 /* True when this process is one of several node processes of its job. */
 bool net_active(void);
 const struct net_job *net_job(void);
+
+/* Addressing (DESIGN §12: the static rule first, the key-value store for
+ * what it cannot derive). Node j listens on its host's address, port
+ * base_port + j; a node that finds that port taken listens elsewhere and
+ * publishes the port, and peers look it up only when refused. */
+/* Progress thread: the host of `peer` (under PMI looked up on first use). */
+const char *net_peer_host(const struct net_peer *peer);
+/* Progress thread: the port to connect to for `peer`. */
+int net_peer_port(const struct net_peer *peer);
+/* Progress thread: a connection to `peer` was refused; asks the store
+ * whether it listens elsewhere (net_peer_port then answers that port). */
+void net_peer_refused(const struct net_peer *peer);
+/* Main thread, in ops->init: whether a taken static port may be replaced
+ * by another (a store is there to publish it), and publishing it.
+ * net_publish_port returns 0, or -1 with the reason in why[why_len]. */
+bool net_port_fallback_allowed(void);
+int net_publish_port(int port, char *why, size_t why_len);
 
 /* The seam (called through pt2pt_deliver when dest->remote != NULL): same
  * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is

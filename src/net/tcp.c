@@ -423,7 +423,7 @@ static void connect_peer(struct net_peer *peer)
     const struct net_job *job = tcp.job;
     struct sockaddr_storage addr;
     socklen_t len;
-    if (resolve(job->hosts[peer->node], job->base_port + peer->node, &addr, &len) != 0)
+    if (resolve(net_peer_host(peer), net_peer_port(peer), &addr, &len) != 0)
         net_peer_lost(peer, "its host name does not resolve");
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -462,10 +462,12 @@ static void connect_failed(struct conn *c, int err)
     close(c->fd);
     c->fd = -1;
     c->want_write = false;
+    if (err == ECONNREFUSED)
+        net_peer_refused(c->peer);
     if (now_seconds() > ps->give_up_at) {
         char what[160];
-        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", tcp.job->hosts[c->peer->node],
-                 tcp.job->base_port + c->peer->node, strerror(err));
+        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer),
+                 net_peer_port(c->peer), strerror(err));
         net_peer_lost(c->peer, what);
     }
     ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
@@ -1042,7 +1044,20 @@ static int listen_on(const struct net_job *job, char *why, size_t why_len)
     int one = 1;
     if (fd >= 0)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, 1024) != 0) {
+    int bound = fd >= 0 ? bind(fd, (struct sockaddr *)&addr, len) : -1;
+    if (bound != 0 && errno == EADDRINUSE && net_port_fallback_allowed()) {
+        /* Someone else holds our static port: take any, publish it. */
+        ((struct sockaddr_in *)&addr)->sin_port = 0;    /* same offset in sockaddr_in6 */
+        bound = bind(fd, (struct sockaddr *)&addr, len);
+        if (bound == 0 && getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
+            port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+            if (net_publish_port(port, why, why_len) != 0) {
+                close(fd);
+                return -1;
+            }
+        }
+    }
+    if (fd < 0 || bound != 0 || listen(fd, 1024) != 0) {
         snprintf(why, why_len, "cannot listen on %s:%d: %s", job->hosts[job->node], port, strerror(errno));
         if (fd >= 0)
             close(fd);

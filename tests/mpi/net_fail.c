@@ -6,7 +6,10 @@
  *                   job must end with status 7;
  *   net_fail kill   its node process is killed (SIGKILL, as by the
  *                   out-of-memory killer): the job must end within seconds
- *                   and mpiexec must name the dead node process and its ranks.
+ *                   and mpiexec must name the dead node process and its ranks;
+ *   net_fail wait   nobody fails by itself: the test kills a node process
+ *                   (or a whole emulated node) from outside, see
+ *                   tests/testbeds/slurm-jobs.sh.
  * Either way no node process may be left; the testlist checks the status,
  * the message and the orphans. Minimum ranks: 2.
  */
@@ -22,7 +25,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int kill_node = argc > 1 && strcmp(argv[1], "kill") == 0;
+    int wait_for_test = argc > 1 && strcmp(argv[1], "wait") == 0;
     tu_barrier();
+    if (rank == size - 1 && wait_for_test)
+        MPI_Recv(&v, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (rank == size - 1) {
         tu_sleep_ms(100);
         if (kill_node)

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Jobs under Slurm (tests/testbeds/slurm: munged, slurmctld and 4 emulated
+# nodes sharing this host's name, /dev/shm and loopback) started with
+# srun --mpi=pmi2: one node process per Slurm node (grouped by Slurm's node
+# id), also one per task; uneven and cyclic task layouts; 64 ranks; srun
+# without a PMI; MPI_Abort, a node process that dies, scancel mid-run,
+# sbatch --wait, and a whole node killed (its slurmd, slurmstepd and task).
+# After every job no process of the program may be left. Skipped (exit 77)
+# without root, Slurm, munge, or a Strand built with PMI-2.
+# Run by make check as `slurm-jobs.sh BUILDDIR SRCDIR`.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (the Slurm daemons)"
+PATH=$PATH:/usr/sbin
+for tool in slurmctld slurmd srun sbatch scancel sinfo munged; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed (Debian slurmctld slurmd slurm-client munge)"
+done
+grep -q 'HAVE_PMI2=1' "$builddir/config.status" 2>/dev/null ||
+    skip "Strand was configured without PMI-2 (Debian libpmi2-0-dev)"
+have_pmix=no
+grep -q 'HAVE_PMIX=1' "$builddir/config.status" 2>/dev/null && have_pmix=yes
+
+state=$(mktemp -d "${TMPDIR:-/tmp}/strand-slurm.XXXXXX")
+teardown() {
+    "$beds/slurm" down "$state"
+    rm -rf "$state"
+}
+trap teardown EXIT
+trap 'exit 1' INT TERM
+"$beds/slurm" up "$state" 4 >"$state/up.log" 2>&1 || { cat "$state/up.log" "$state"/log/*; echo "FAIL: the Slurm test bed did not start"; exit 1; }
+# shellcheck disable=SC1091
+. "$state/slurm.env"
+export SLURM_CONF
+# The node processes listen on loopback (all emulated nodes are this host).
+export STRAND_NET_HOST=127.0.0.1
+
+check_no_orphans() { # WHAT
+    local left
+    for _ in $(seq 30); do
+        left=$(pgrep -fa -- "$progs/" | grep -v -e srun -e sbatch)
+        [ -z "$left" ] && return
+        sleep 0.1
+    done
+    fail "$1: processes left: $left"
+}
+
+pmi2=(srun --mpi=pmi2)
+
+# --- layouts: net_layout NODES [UNIVERSE] checks the node processes --------
+run one_node 0 "" "${pmi2[@]}" -N 1 -n 4 "$progs/net_layout" 1 4
+run two_nodes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_layout" 2 4
+run four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 --ntasks-per-node=4 "$progs/net_layout" 4 16
+run ranks_64 0 "" "${pmi2[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
+run uneven_cyclic 0 "" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
+STRAND_PMI_LAYOUT=task run per_task 0 "" "${pmi2[@]}" -N 2 -n 6 "$progs/net_layout" 6
+run no_pmi 0 "started by srun without a PMI \(PMI_FD and PMIX_NAMESPACE are not set\)" srun -N 2 -n 2 "$progs/net_layout" 1
+[ "$(grep -c "without a PMI" "$state/no_pmi.log")" = 1 ] || fail "no_pmi: the warning is not said exactly once"
+[ "$(grep -c '^ No Errors$' "$state/no_pmi.log")" = 2 ] || fail "no_pmi: each task should run as a job of its own"
+
+# --- MPI across the emulated nodes ---------------------------------------
+run coll_bcast 0 "" "${pmi2[@]}" -N 3 -n 7 "$progs/coll_bcast"
+run coll_allgather 0 "" "${pmi2[@]}" -N 4 -n 8 "$progs/coll_allgather"
+run send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
+run net_rendezvous 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_rendezvous"
+run net_anysource 0 "" "${pmi2[@]}" -N 2 -n 5 "$progs/net_anysource"
+
+# --- the same under PMIx (srun --mpi=pmix), when built ---------------------
+if [ "$have_pmix" = yes ]; then
+    pmix=(srun --mpi=pmix)
+    run pmix_two_nodes 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 2 4
+    run pmix_ranks_64 0 "" "${pmix[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
+    run pmix_cyclic 0 "" "${pmix[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
+    STRAND_PMI_LAYOUT=task run pmix_per_task 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 4
+    run pmix_coll_bcast 0 "" "${pmix[@]}" -N 3 -n 7 "$progs/coll_bcast"
+    run pmix_abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
+else
+    echo "PMIx jobs: skipped (Strand was configured without PMIx: Debian libpmix-dev)"
+fi
+
+# --- failures --------------------------------------------------------------
+run abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+run node_process_killed ANY "lost node 1 \(ranks 3-3\)" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" kill
+
+# scancel while it runs
+"${pmi2[@]}" -N 2 -n 4 "$progs/spin_forever" >"$state/scancel.log" 2>&1 &
+srun_pid=$!
+for _ in $(seq 50); do [ "$(pgrep -fc -- "$progs/spin_forever")" -ge 3 ] && break; sleep 0.1; done
+scancel "$(squeue -h -o %i | head -n 1)"
+wait "$srun_pid"
+rc=$?
+echo "scancel: exit $rc"
+[ "$rc" -ne 0 ] || fail "scancel: srun exited with 0"
+check_no_orphans scancel
+
+# sbatch --wait, with srun inside
+cat >"$state/job.sh" <<EOF
+#!/bin/sh
+srun --mpi=pmi2 "$progs/net_layout" 3 6
+EOF
+run sbatch 0 "Submitted batch job" sbatch --wait -N 3 -n 6 -o "$state/sbatch.out" "$state/job.sh"
+grep -q '^ No Errors$' "$state/sbatch.out" || { fail "sbatch: no ' No Errors' in its output"; cat "$state/sbatch.out"; }
+
+# A whole node dies: its slurmd, its slurmstepd and its task (the node
+# process of Slurm node id 1), while every rank waits for a message.
+"${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" wait >"$state/node_dies.log" 2>&1 &
+srun_pid=$!
+task=""
+for _ in $(seq 50); do
+    for pid in $(pgrep -f -- "$progs/net_fail"); do
+        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_NODEID=1" && task=$pid
+    done
+    [ -n "$task" ] && break
+    sleep 0.1
+done
+if [ -z "$task" ]; then
+    fail "node_dies: the node process of node id 1 did not start"
+else
+    sleep 0.5   # into the receive
+    node=$(tr '\0' '\n' <"/proc/$task/environ" | sed -n 's/^SLURMD_NODENAME=//p')
+    stepd=$(ps -o ppid= -p "$task" | tr -d ' ')
+    kill -9 "$(cat "$state/slurmd.$node.pid")" "$stepd" "$task"
+    started=$SECONDS
+    wait "$srun_pid"
+    rc=$?
+    echo "node_dies ($node): exit $rc in $((SECONDS - started)) s"
+    sed 's/^/  | /' "$state/node_dies.log"
+    [ "$rc" -ne 0 ] || fail "node_dies: srun exited with 0"
+    grep -q "lost node 1" "$state/node_dies.log" || fail "node_dies: no message naming the lost node"
+    check_no_orphans node_dies
+fi
+
+finish "Slurm jobs"
