@@ -52,7 +52,8 @@ static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offse
             return file_error(f, rc, op->where, "%s", why);
         if ((rc = access_etypes(f, op->where, count, type, &etypes)) != MPI_SUCCESS)
             return rc;
-        position = atomic_fetch_add(&f->core->shared_fp, etypes);
+        if ((rc = shared_fp_access(f, etypes, false, &position)) != MPI_SUCCESS)
+            return file_error(f, rc, op->where, "cannot update the shared file pointer");
     }
     rc = io_transfer(f, op->where, op->writing, op->collective, position, buf, count, type, status);
     /* The individual pointer moves past the data accessed. */
@@ -78,23 +79,35 @@ static int io_call(const struct io_op *op, MPI_File fh, MPI_Offset offset, void 
 static int io_ordered(struct strand_file *f, const char *where, bool writing, void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
 {
-    struct io_core *core = f->core;
+    int n = f->core->size;
     MPI_Offset etypes = 0;
     int own = access_etypes(f, where, count, type, &etypes);
     if (own != MPI_SUCCESS)
         etypes = 0;
-    core->slots[f->rank] = &etypes;
-    io_barrier(core);
-    MPI_Offset base = atomic_load(&core->shared_fp), position = base, total = 0;
-    for (int r = 0; r < core->size; r++) {
-        MPI_Offset n = *(const MPI_Offset *)core->slots[r];
+    int64_t *all = malloc((size_t)n * 2 * sizeof *all), mine = etypes;
+    if (all == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in an ordered MPI-IO access\n");
+    /* Every member's count, then member 0 moves the shared pointer past
+     * them all (every member is past its earlier shared accesses) and
+     * tells everyone where it was. */
+    io_allgather(f, &mine, 1, all);
+    MPI_Offset total = 0, before = 0, base = 0;
+    for (int r = 0; r < n; r++) {
         if (r < f->rank)
-            position += n;
-        total += n;
+            before += all[r];
+        total += all[r];
     }
-    io_barrier(core);
-    if (f->rank == 0)
-        atomic_store(&core->shared_fp, base + total);
+    int64_t start[2] = { MPI_SUCCESS, 0 };
+    if (f->rank == 0) {
+        start[0] = shared_fp_access(f, total, false, &base);
+        start[1] = base;
+    }
+    io_allgather(f, start, 2, all);
+    int fp_error = (int)all[0];
+    MPI_Offset position = all[1] + before;
+    free(all);
+    if (fp_error != MPI_SUCCESS)
+        return own != MPI_SUCCESS ? own : file_error(f, fp_error, where, "cannot update the shared file pointer");
     if (own != MPI_SUCCESS) {
         /* Takes part with nothing so that nobody waits; everyone fails. */
         struct io_access none = { .writing = writing };

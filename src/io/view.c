@@ -271,8 +271,11 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     int error = view_arguments(f, disp, etype, filetype, datarep, info, &rep, &why);
     struct io_view v = { 0 };
     if (error == MPI_SUCCESS) {
+        MPI_Offset shared = 0;
+        if (disp == MPI_DISPLACEMENT_CURRENT && (error = shared_fp_access(f, 0, false, &shared)) != MPI_SUCCESS)
+            why = "cannot read the shared file pointer";
         if (disp == MPI_DISPLACEMENT_CURRENT)
-            disp = view_byte_offset(&f->view, atomic_load(&f->core->shared_fp) * (MPI_Offset)f->view.esize);
+            disp = view_byte_offset(&f->view, shared * (MPI_Offset)f->view.esize);
         v = (struct io_view){ .disp = disp, .etype = etype, .filetype = filetype, .rep = rep,
                               .esize = etype->size };
         snprintf(v.datarep, sizeof v.datarep, "%s", datarep);
@@ -295,11 +298,13 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     view_clear(&f->view);
     f->view = v;
     f->fp = 0;
-    if (f->rank == 0) {
-        atomic_store(&f->core->shared_fp, 0);
-        hints_apply(&f->core->hints, info, f->core->size);
-    }
-    io_barrier(f->core);
+    MPI_Offset zero = 0;
+    int error_fp = f->rank == 0 ? shared_fp_access(f, 0, true, &zero) : MPI_SUCCESS;
+    if (f->rank == f->core->leader)
+        hints_apply(&f->core->hints, info, f->core->spans ? f->core->nnodes : f->core->size);
+    error_fp = io_agree_error(f, error_fp);
+    if (error_fp != MPI_SUCCESS)
+        return file_error(f, error_fp, where, "cannot reset the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_set_view);
@@ -448,14 +453,20 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     struct strand_file *f = file_checked(fh, where, &rc);
     if (f == NULL)
         return rc;
-    MPI_Offset target = 0;
-    int error = seek_target(f, where, atomic_load(&f->core->shared_fp), offset, whence, &target);
+    MPI_Offset target = 0, current = 0;
+    int error = shared_fp_access(f, 0, false, &current);
+    if (error != MPI_SUCCESS)
+        error = file_error(f, error, where, "cannot read the shared file pointer");
+    else
+        error = seek_target(f, where, current, offset, whence, &target);
     int agreed = io_agree_error(f, error);
     if (agreed != MPI_SUCCESS)
         return error != MPI_SUCCESS ? error : file_error(f, agreed, where, "another member's seek failed");
     if (f->rank == 0)
-        atomic_store(&f->core->shared_fp, target);
-    io_barrier(f->core);
+        error = shared_fp_access(f, 0, true, &target);
+    agreed = io_agree_error(f, error);
+    if (agreed != MPI_SUCCESS)
+        return file_error(f, agreed, where, "cannot move the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_seek_shared);
@@ -467,7 +478,9 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     struct strand_file *f = file_query(fh, where, offset, &rc);
     if (f == NULL)
         return rc;
-    *offset = atomic_load(&f->core->shared_fp);
+    rc = shared_fp_access(f, 0, false, offset);
+    if (rc != MPI_SUCCESS)
+        return file_error(f, rc, where, "cannot read the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_get_position_shared);
