@@ -712,10 +712,13 @@ static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MP
         plan_send(f, &out[k], core->node_leader[node], writing);
     }
     int rc = MPI_SUCCESS;
+    /* Replies to other node processes complete only once they took them:
+     * they are waited for after this node's own replies arrived. */
+    struct remote_plan *in = NULL;
     if (mine >= 0) {
         MPI_Offset d0, d1;
         domain_of(mine, naggr, lo, hi, &d0, &d1);
-        struct remote_plan *in = span_alloc((size_t)nnodes * sizeof *in);
+        in = span_alloc((size_t)nnodes * sizeof *in);
         int nparts = core->nlocal;
         for (int j = 0; j < nnodes; j++)
             if (j != core->my_node) {
@@ -735,13 +738,7 @@ static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MP
             if (j != core->my_node && in[j].plan.bytes > 0)
                 span_send(f, &in[j].plan.req[in[j].plan.nreq++], in[j].plan.data, in[j].plan.bytes, MPI_BYTE,
                           core->node_leader[j], SPAN_TAG_REPLY);
-        for (int j = 0; j < nnodes; j++)
-            if (j != core->my_node) {
-                plan_wait(&in[j].plan);
-                remote_plan_free(&in[j]);
-            }
         free(parts);
-        free(in);
     }
     for (int k = 0; k < naggr; k++) {
         if (k == mine)
@@ -760,6 +757,12 @@ static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MP
         free(out[k].head);
         free(out[k].data);
     }
+    for (int j = 0; in != NULL && j < nnodes; j++)
+        if (j != core->my_node) {
+            plan_wait(&in[j].plan);
+            remote_plan_free(&in[j]);
+        }
+    free(in);
     free(out);
     free(local);
     return rc;

@@ -313,13 +313,11 @@ struct strand_file *io_handle_create(struct io_core *core, int rank)
 }
 
 /* A spanning group's members hold their private communicator through
- * handles, and member 0 removes the files (span_close). */
+ * handles. */
 static void core_release(struct io_core *core)
 {
     if (atomic_fetch_sub_explicit(&core->refs, 1, memory_order_acq_rel) != 1)
         return;
-    if (!core->spans && (core->amode & MPI_MODE_DELETE_ON_CLOSE))
-        unlink(core->path);
     if (!core->spans)
         comm_core_release(core->comm_core);
     io_core_free(core);
@@ -412,8 +410,10 @@ int PMPI_File_close(MPI_File *fh)
     if (f->split.active)
         return file_error(f, MPI_ERR_OTHER, where, "a split collective is still pending");
     io_sync_all(f);
-    if (f->core->spans)
-        span_close(f);
+    io_close_remove(f);
+    /* Nobody returns before a DELETE_ON_CLOSE file is gone. */
+    if (f->core->amode & MPI_MODE_DELETE_ON_CLOSE)
+        io_sync_all(f);
     io_handle_destroy(f);
     *fh = MPI_FILE_NULL;
     return MPI_SUCCESS;

@@ -207,10 +207,10 @@ int shared_fp_access(struct strand_file *f, MPI_Offset add, bool store, MPI_Offs
  * Every member returns the same error class. */
 int span_open(struct strand_comm *c, const char *path, int amode, MPI_Info info, int argerror,
               struct strand_file **out);
-/* After the closing barrier: the hidden file (and the file itself with
- * DELETE_ON_CLOSE) are removed by member 0; the member's handle of the
- * private communicator goes. */
-void span_close(struct strand_file *f);
+/* After the closing barrier, member 0 removes the hidden file of a
+ * spanning group's shared pointer and, with DELETE_ON_CLOSE, the file
+ * (every member is done with it; other descriptors may still be open). */
+void io_close_remove(struct strand_file *f);
 /* Tags of the leaders' messages on the file's private communicator. */
 enum { SPAN_TAG_GATHER = 1, SPAN_TAG_RELEASE, SPAN_TAG_SIZES, SPAN_TAG_PLAN, SPAN_TAG_DATA, SPAN_TAG_REPLY };
 void span_send(struct strand_file *f, struct strand_request *req, const void *buf, size_t count,

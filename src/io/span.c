@@ -410,7 +410,7 @@ int span_open(struct strand_comm *c, const char *path, int amode, MPI_Info info,
     return MPI_SUCCESS;
 }
 
-void span_close(struct strand_file *f)
+void io_close_remove(struct strand_file *f)
 {
     struct io_core *core = f->core;
     if (f->rank != 0)
