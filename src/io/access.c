@@ -54,6 +54,25 @@ static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
 
 /* --- preparing and finishing */
 
+/* Bytes in the file of `memory_bytes` of data of `type` (whole elements
+ * when the representation changes sizes). */
+size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t memory_bytes)
+{
+    size_t fsize = datarep_size(f->view.rep, type);
+    if (fsize == type->size || type->size == 0)
+        return memory_bytes;
+    return memory_bytes / type->size * fsize;
+}
+
+/* The converse: the memory bytes of `file_bytes` of data of `type`. */
+static size_t memory_bytes_of(const struct strand_file *f, MPI_Datatype type, size_t file_bytes)
+{
+    size_t fsize = datarep_size(f->view.rep, type);
+    if (fsize == type->size || fsize == 0)
+        return file_bytes;
+    return file_bytes / fsize * type->size;
+}
+
 int access_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count,
                          MPI_Datatype type, const char **why)
 {
@@ -81,7 +100,7 @@ int access_check(struct strand_file *f, bool writing, MPI_Offset position, void 
         *why = "negative offset";
         return MPI_ERR_ARG;
     }
-    if (((size_t)count * type->size) % f->view.esize != 0) {
+    if (count >= 0 && access_file_bytes(f, type, (size_t)count * type->size) % f->view.esize != 0) {
         *why = "the data is not a whole number of etypes";
         return MPI_ERR_ARG;
     }
@@ -104,7 +123,7 @@ int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_O
     int rc = access_check(f, writing, position, buf, count, type, &a->why);
     if (rc != MPI_SUCCESS)
         return rc;
-    a->bytes = (size_t)count * type->size;
+    a->bytes = access_file_bytes(f, type, (size_t)count * type->size);
     if (a->bytes == 0)
         return MPI_SUCCESS;
     if (f->view.rep == NULL && type->contiguous) {
@@ -143,8 +162,9 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
     if (error == MPI_SUCCESS && !a->writing && a->staging != NULL && moved > 0) {
         if (f->view.rep != NULL) {
             /* Converted element by element: whole elements only. */
-            int whole = (int)(moved / a->type->size);
-            moved = (size_t)whole * a->type->size;
+            size_t fsize = datarep_size(f->view.rep, a->type);
+            int whole = (int)(moved / fsize);
+            moved = (size_t)whole * fsize;
             error = datarep_convert(f->view.rep, false, a->buf, whole, a->type, a->staging, a->position);
         } else {
             dt_unpack(a->buf, (size_t)a->count, a->type, a->staging, moved);
@@ -157,7 +177,8 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
         status->MPI_SOURCE = MPI_ANY_SOURCE;
         status->MPI_TAG = MPI_ANY_TAG;
         status->strand_cancelled = 0;
-        status->strand_count = error == MPI_SUCCESS || !a->writing ? (long long)moved : 0;
+        bool counted = error == MPI_SUCCESS || !a->writing;
+        status->strand_count = counted ? (long long)memory_bytes_of(f, a->type, moved) : 0;
     }
     return error;
 }
@@ -907,6 +928,6 @@ int access_etypes(struct strand_file *f, const char *where, int count, MPI_Datat
         return file_error(f, MPI_ERR_COUNT, where, "negative count %d", count);
     if (dt_check_usable(type, &why) != MPI_SUCCESS)
         return file_error(f, MPI_ERR_TYPE, where, "%s", why);
-    *n = (MPI_Offset)((size_t)count * type->size / f->view.esize);
+    *n = (MPI_Offset)(access_file_bytes(f, type, (size_t)count * type->size) / f->view.esize);
     return MPI_SUCCESS;
 }

@@ -58,7 +58,7 @@ static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offse
     rc = io_transfer(f, op->where, op->writing, op->collective, position, buf, count, type, status);
     /* The individual pointer moves past the data accessed. */
     if (op->pointer == INDIVIDUAL)
-        f->fp += (MPI_Offset)((size_t)status->strand_count / f->view.esize);
+        f->fp += (MPI_Offset)(access_file_bytes(f, type, (size_t)status->strand_count) / f->view.esize);
     return rc;
 }
 

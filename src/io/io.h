@@ -243,9 +243,23 @@ void extents_free(struct io_extents *e);
 /* --- datarep.c */
 /* NULL for native/internal; a registered or the external32 representation. */
 int datarep_find(const char *name, const struct io_datarep **rep);
-/* Checks that data of `t` has the same size in the file as in memory
- * (the representations are supported for such types only). */
+/* Checks that data of `t` can be converted: external32 converts every
+ * type; user representations only types whose file size equals their
+ * memory size. */
 int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t);
+/* Bytes of one element of `t` in the file. */
+size_t datarep_size(const struct io_datarep *rep, MPI_Datatype t);
+/* How an etype or filetype lies in the file: elements of `memory` bytes
+ * are `file` bytes there, and displacements are scaled by file/memory
+ * when `scaled` (a portable type), else taken as they are.
+ * MPI_ERR_UNSUPPORTED_DATAREP when the sizes change and the type is not
+ * made of one padding-free predefined type (or the representation is a
+ * user one). */
+struct io_layout {
+    size_t memory, file;
+    bool scaled;
+};
+int datarep_layout(const struct io_datarep *rep, MPI_Datatype t, struct io_layout *out);
 /* Converts `count` elements of `t` at `user` into the file form at `stream`
  * (writing) or back (reading). `position` is the access's view offset. */
 int datarep_convert(const struct io_datarep *rep, bool writing, void *user, int count, MPI_Datatype t,
@@ -287,6 +301,9 @@ int access_collective(struct strand_file *f, struct io_access *a, int error, siz
 /* A complete independent or collective operation at a view position. */
 int io_transfer(struct strand_file *f, const char *where, bool writing, bool collective, MPI_Offset position,
                 void *buf, int count, MPI_Datatype type, MPI_Status *status);
+/* Bytes in the file of `memory_bytes` of data of `type` under the view's
+ * representation. */
+size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t memory_bytes);
 /* The number of etypes a (count, type) access covers; -1 with an error. */
 int access_etypes(struct strand_file *f, const char *where, int count, MPI_Datatype type, MPI_Offset *n);
 

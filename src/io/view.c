@@ -39,6 +39,7 @@ static int extents_add(struct io_extents *e, MPI_Offset off, size_t len)
 
 struct flatten {
     uintptr_t base;
+    struct io_layout layout;        /* how the type lies in the file (datarep_layout) */
     struct io_run *runs;
     size_t n, cap;
     size_t bytes;
@@ -78,6 +79,12 @@ static int flatten_visit(MPI_Datatype named, char *addr, size_t n, void *arg)
     MPI_Offset off = (MPI_Offset)((uintptr_t)addr - fl->base);
     if (named->size == 0)
         return 0;
+    const struct io_layout *l = &fl->layout;
+    if (l->file != l->memory) {
+        /* One padding-free predefined type whose size changes in the file. */
+        MPI_Offset at = l->scaled ? off / (MPI_Offset)l->memory * (MPI_Offset)l->file : off;
+        return flatten_add(fl, at, n * l->file);
+    }
     if (named->contiguous)
         return flatten_add(fl, off + named->lb, n * named->size);
     /* Pair types with padding: every block of every element. */
@@ -96,9 +103,12 @@ static int flatten_visit(MPI_Datatype named, char *addr, size_t n, void *arg)
  * typemap is not a valid etype or filetype (MPI-2.2 §13.3: displacements
  * non-negative and monotonically non-decreasing; no overlaps in a file
  * opened for writing). */
-static int type_flatten(MPI_Datatype t, bool writable, struct flatten *fl)
+static int type_flatten(MPI_Datatype t, const struct io_datarep *rep, bool writable, struct flatten *fl)
 {
     *fl = (struct flatten){ .base = (uintptr_t)1 << 46 };
+    int rc = datarep_layout(rep, t, &fl->layout);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (dt_visit(t, (char *)fl->base, 1, flatten_visit, fl) != 0) {
         free(fl->runs);
         return MPI_ERR_NO_MEM;
@@ -113,22 +123,27 @@ static int type_flatten(MPI_Datatype t, bool writable, struct flatten *fl)
 static int view_flatten(struct io_view *v, bool writable)
 {
     struct flatten fl;
-    int rc = type_flatten(v->etype, writable, &fl);
+    int rc = type_flatten(v->etype, v->rep, writable, &fl);
     if (rc != MPI_SUCCESS)
         return rc;
     free(fl.runs);
     MPI_Datatype t = v->filetype;
-    v->tile_extent = dt_extent(t);
-    if (t->contiguous && t->lb == 0) {
+    struct io_layout l;
+    if ((rc = datarep_layout(v->rep, t, &l)) != MPI_SUCCESS)
+        return rc;
+    /* external32: a portable filetype's extent scales with its elements. */
+    v->tile_extent = l.scaled ? dt_extent(t) / (MPI_Aint)l.memory * (MPI_Aint)l.file : dt_extent(t);
+    if (t->contiguous && t->lb == 0 && (l.file == l.memory || l.scaled)) {
+        size_t bytes = t->size / l.memory * l.file;
         v->runs = malloc(sizeof *v->runs);
         if (v->runs == NULL)
             return MPI_ERR_NO_MEM;
-        v->runs[0] = (struct io_run){ 0, t->size, 0 };
-        v->nruns = t->size > 0;
-        v->tile_bytes = t->size;
+        v->runs[0] = (struct io_run){ 0, bytes, 0 };
+        v->nruns = bytes > 0;
+        v->tile_bytes = bytes;
         return MPI_SUCCESS;
     }
-    if ((rc = type_flatten(t, writable, &fl)) != MPI_SUCCESS)
+    if ((rc = type_flatten(t, v->rep, writable, &fl)) != MPI_SUCCESS)
         return rc;
     v->runs = fl.runs;
     v->nruns = fl.n;
@@ -248,11 +263,13 @@ static int view_arguments(struct strand_file *f, MPI_Offset disp, MPI_Datatype e
         *why = "unknown data representation";
         return rc;
     }
-    rc = datarep_check_type(*rep, etype);
+    struct io_layout l;
+    rc = datarep_layout(*rep, etype, &l);
     if (rc == MPI_SUCCESS)
-        rc = datarep_check_type(*rep, filetype);
+        rc = datarep_layout(*rep, filetype, &l);
     if (rc != MPI_SUCCESS)
-        *why = "the data representation changes the size of these types (not supported)";
+        *why = "the data representation changes the size of these types, which are not made of one "
+               "padding-free predefined type (or the representation is a user one): not supported";
     return rc;
 }
 
@@ -277,7 +294,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         if (disp == MPI_DISPLACEMENT_CURRENT)
             disp = view_byte_offset(&f->view, shared * (MPI_Offset)f->view.esize);
         v = (struct io_view){ .disp = disp, .etype = etype, .filetype = filetype, .rep = rep,
-                              .esize = etype->size };
+                              .esize = datarep_size(rep, etype) };
         snprintf(v.datarep, sizeof v.datarep, "%s", datarep);
         error = view_flatten(&v, !(f->core->amode & MPI_MODE_RDONLY));
         if (error == MPI_ERR_IO)
