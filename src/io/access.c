@@ -24,6 +24,8 @@ static int read_fully(int fd, char *buf, size_t len, MPI_Offset off, size_t *got
     size_t done = 0;
     while (done < len) {
         ssize_t r = pread(fd, buf + done, len - done, off + (MPI_Offset)done);
+        if (r < 0 && errno == ESPIPE)   /* a pipe or FIFO (MPI_MODE_SEQUENTIAL) */
+            r = read(fd, buf + done, len - done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -41,6 +43,8 @@ static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
     size_t done = 0;
     while (done < len) {
         ssize_t r = pwrite(fd, buf + done, len - done, off + (MPI_Offset)done);
+        if (r < 0 && errno == ESPIPE)
+            r = write(fd, buf + done, len - done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)

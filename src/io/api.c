@@ -31,13 +31,10 @@ static int pointer_check(struct strand_file *f, const struct io_op *op)
     return MPI_SUCCESS;
 }
 
-/* One access from the position its file pointer kind gives. */
-static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
-                        MPI_Datatype type, MPI_Status *status)
+/* The view position an access starts at; the shared pointer moves past it. */
+static int access_position(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
+                           MPI_Datatype type, MPI_Offset *out)
 {
-    MPI_Status local;
-    if (status == MPI_STATUS_IGNORE || status == NULL)
-        status = &local;
     int rc = pointer_check(f, op);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -55,6 +52,21 @@ static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offse
         if ((rc = shared_fp_access(f, etypes, false, &position)) != MPI_SUCCESS)
             return file_error(f, rc, op->where, "cannot update the shared file pointer");
     }
+    *out = position;
+    return MPI_SUCCESS;
+}
+
+/* One access from the position its file pointer kind gives. */
+static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
+                        MPI_Datatype type, MPI_Status *status)
+{
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE || status == NULL)
+        status = &local;
+    MPI_Offset position;
+    int rc = access_position(f, op, offset, buf, count, type, &position);
+    if (rc != MPI_SUCCESS)
+        return rc;
     rc = io_transfer(f, op->where, op->writing, op->collective, position, buf, count, type, status);
     /* The individual pointer moves past the data accessed. */
     if (op->pointer == INDIVIDUAL)
@@ -130,44 +142,7 @@ static int ordered_call(const char *where, bool writing, MPI_File fh, void *buf,
     return io_ordered(f, where, writing, buf, count, type, status);
 }
 
-/* --- nonblocking: a completed request carrying the status */
-
-static int status_query(void *extra_state, MPI_Status *status)
-{
-    *status = *(MPI_Status *)extra_state;
-    return MPI_SUCCESS;
-}
-
-static int status_free(void *extra_state)
-{
-    free(extra_state);
-    return MPI_SUCCESS;
-}
-
-static int completed_request(struct strand_file *f, const char *where, const MPI_Status *status,
-                             MPI_Request *request)
-{
-    MPI_Status *kept = malloc(sizeof *kept);
-    struct strand_request *req = kept != NULL ? request_alloc(strand_self, REQUEST_GENERALIZED) : NULL;
-    if (req == NULL) {
-        free(kept);
-        return file_error(f, MPI_ERR_NO_MEM, where, "cannot allocate a request");
-    }
-    *kept = *status;
-    kept->MPI_ERROR = MPI_SUCCESS;
-    req->query_fn = status_query;
-    req->free_fn = status_free;
-    req->extra_state = kept;
-    req->type = MPI_DATATYPE_NULL;
-    req->status = *kept;
-    /* Completed as MPI_Grequest_complete would: the engine frees it when
-     * the program has completed it too. */
-    struct rank *owner = req->done.owner;
-    completion_signal(&req->done);
-    greq_release(owner, req);
-    *request = req;
-    return MPI_SUCCESS;
-}
+/* --- nonblocking: the data moves on the I/O thread (async.c) */
 
 static int io_start(const struct io_op *op, MPI_File fh, MPI_Offset offset, void *buf, int count,
                     MPI_Datatype type, MPI_Request *request)
@@ -178,14 +153,21 @@ static int io_start(const struct io_op *op, MPI_File fh, MPI_Offset offset, void
         return rc;
     if (request == NULL)
         return file_error(f, MPI_ERR_REQUEST, op->where, "request is NULL");
-    MPI_Status status;
-    memset(&status, 0, sizeof status);
-    rc = io_access_at(f, op, offset, buf, count, type, &status);
-    if (rc != MPI_SUCCESS) {
-        *request = MPI_REQUEST_NULL;
+    *request = MPI_REQUEST_NULL;
+    MPI_Offset position;
+    if ((rc = access_position(f, op, offset, buf, count, type, &position)) != MPI_SUCCESS)
         return rc;
+    struct io_access a;
+    if ((rc = access_prepare(f, op->where, op->writing, position, buf, count, type, &a)) != MPI_SUCCESS)
+        return file_error(f, rc, op->where, "%s", a.why);
+    /* The individual pointer moves past the whole access at the call. */
+    if (op->pointer == INDIVIDUAL)
+        f->fp += (MPI_Offset)(a.bytes / f->view.esize);
+    if ((rc = io_async_start(f, &a, request)) != MPI_SUCCESS) {
+        access_finish(f, &a, 0, rc, NULL);
+        return file_error(f, rc, op->where, "cannot start the access");
     }
-    return completed_request(f, op->where, &status, request);
+    return MPI_SUCCESS;
 }
 
 /* --- split collectives */

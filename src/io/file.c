@@ -409,6 +409,9 @@ int PMPI_File_close(MPI_File *fh)
         return rc;
     if (f->split.active)
         return file_error(f, MPI_ERR_OTHER, where, "a split collective is still pending");
+    /* Nonblocking accesses still running finish first (the program
+     * should have completed them; their data is not lost). */
+    io_async_drain(f);
     io_sync_all(f);
     io_close_remove(f);
     /* Nobody returns before a DELETE_ON_CLOSE file is gone. */

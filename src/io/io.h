@@ -147,6 +147,7 @@ struct strand_file {
     struct strand_comm *comm;       /* spans: this member's handle of the file's private communicator */
     unsigned gather_seq;            /* io_allgather calls on this handle */
     int lock_fd;                    /* spans: own descriptor for byte-range locks, or -1 */
+    atomic_int pending;             /* nonblocking accesses queued or running (async.c) */
 };
 
 /* Makes room for element n of a growable array `v` of *cap elements:
@@ -306,5 +307,14 @@ int io_transfer(struct strand_file *f, const char *where, bool writing, bool col
 size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t memory_bytes);
 /* The number of etypes a (count, type) access covers; -1 with an error. */
 int access_etypes(struct strand_file *f, const char *where, int count, MPI_Datatype type, MPI_Offset *n);
+
+
+/* --- async.c: nonblocking independent accesses on the I/O thread */
+/* Queues a prepared access (the job owns it on success; on failure the
+ * caller still does) and gives an incomplete request that the I/O
+ * thread completes. An MPI error class. */
+int io_async_start(struct strand_file *f, struct io_access *a, MPI_Request *request);
+/* Waits until none of the handle's nonblocking accesses is left. */
+void io_async_drain(struct strand_file *f);
 
 #endif

@@ -53,12 +53,17 @@ static void table_unlock(struct io_core *core, struct io_range *r)
  * write-only file cannot be read-locked: its shared locks are exclusive. */
 static int lock_descriptor(struct strand_file *f)
 {
-    if (f->lock_fd >= 0)
+    if (__atomic_load_n(&f->lock_fd, __ATOMIC_ACQUIRE) >= 0)
         return MPI_SUCCESS;
     int amode = f->core->amode;
     int flags = (amode & MPI_MODE_RDONLY ? O_RDONLY : amode & MPI_MODE_WRONLY ? O_WRONLY : O_RDWR) | O_CLOEXEC;
-    f->lock_fd = open(f->core->path, flags);
-    return f->lock_fd >= 0 ? MPI_SUCCESS : io_errno_class(errno);
+    /* The I/O thread (async.c) may open it at the same time as the rank. */
+    int fd = open(f->core->path, flags), none = -1;
+    if (fd < 0)
+        return io_errno_class(errno);
+    if (!__atomic_compare_exchange_n(&f->lock_fd, &none, fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        close(fd);
+    return MPI_SUCCESS;
 }
 
 static int ofd_lock(struct strand_file *f, const struct io_range *r, short type)
