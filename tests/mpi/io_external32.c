@@ -157,15 +157,6 @@ static int collective(const char *dir)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int errs = 0;
-    char dir[IO_PATH_MAX];
-    io_tmpdir(dir);
-    if (tu_rank() == 0) {
-        errs += plain_long(dir);
-        errs += filetypes(dir);
-    }
-    errs += collective(dir);
-    io_tmpdir_remove(dir);
-    return tu_finish(errs);
+    const io_case alone[] = { plain_long, filetypes }, all[] = { collective };
+    return io_main(&argc, &argv, alone, 2, all, 1);
 }

@@ -158,15 +158,6 @@ static int many(const char *dir)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int errs = 0;
-    char dir[IO_PATH_MAX];
-    io_tmpdir(dir);
-    if (tu_rank() == 0) {
-        errs += fifo_overlap(dir);
-        errs += free_and_error(dir);
-    }
-    errs += many(dir);
-    io_tmpdir_remove(dir);
-    return tu_finish(errs);
+    const io_case alone[] = { fifo_overlap, free_and_error }, all[] = { many };
+    return io_main(&argc, &argv, alone, 2, all, 1);
 }
