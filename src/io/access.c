@@ -10,11 +10,10 @@
 #include <unistd.h>
 
 #include "../datatype/datatype.h"
-#include "../pt2pt/pt2pt.h"
 #include "io.h"
 
 /* Sieve when pieces average less than this, or cover at least half their span. */
-enum { SIEVE_SMALL_PIECE = 1024, ALIGN = 4096 };
+enum { SIEVE_SMALL_PIECE = 1024 };
 
 /* --- system calls, whole or to end of file */
 
@@ -339,16 +338,6 @@ int access_independent(struct strand_file *f, struct io_access *a, size_t *moved
 
 /* --- two-phase collective movement */
 
-/* What a member hands to a collective: its extents, where each extent's
- * data starts in its stream, and the stream. */
-struct coll_part {
-    const struct io_extent *ext;
-    size_t *stream_at;
-    size_t n;
-    char *stream;
-    int error;                      /* the member's own error: nobody moves data */
-};
-
 /* A piece of one member's extent inside an aggregator's window. */
 struct piece {
     MPI_Offset off;
@@ -378,7 +367,7 @@ static int pieces_add(struct pieces *p, MPI_Offset off, size_t len, char *data)
 }
 
 /* First extent of `part` that ends after `off` (extents are in file order). */
-static size_t first_after(const struct coll_part *part, MPI_Offset off)
+size_t coll_part_first_after(const struct coll_part *part, MPI_Offset off)
 {
     size_t lo = 0, hi = part->n;
     while (lo < hi) {
@@ -462,7 +451,7 @@ static int window_move(struct strand_file *f, bool writing, struct pieces *p, ch
 }
 
 /* The aggregator's part of the work: its file domain, window by window. */
-static int aggregate(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
+int aggregate_domain(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
                      MPI_Offset d1)
 {
     size_t window = (size_t)f->core->hints.cb_buffer_size;
@@ -477,7 +466,7 @@ static int aggregate(struct strand_file *f, struct coll_part **parts, int nparts
     if (cursor == NULL)
         return MPI_ERR_NO_MEM;
     for (int r = 0; r < nparts; r++)
-        cursor[r] = first_after(parts[r], d0);
+        cursor[r] = coll_part_first_after(parts[r], d0);
     struct pieces p = { 0 };
     int rc = MPI_SUCCESS;
     for (MPI_Offset w0 = d0; w0 < d1 && rc == MPI_SUCCESS; w0 += (MPI_Offset)window) {
@@ -532,312 +521,14 @@ static size_t bytes_before_eof(const struct io_access *a, MPI_Offset file_size)
     return n;
 }
 
-/* --- across node processes: one aggregator per node process
- *
- * Each node process's leader gathers its members' pieces through memory
- * (their published parts) and exchanges them with the aggregators of the
- * other node processes: for every aggregator's domain a PLAN (the pieces,
- * per member, in file order) and for writes their DATA; an aggregator
- * reads replies back for reads. Messages are library-internal
- * (span_send/span_recv), so no pointer crosses a process. */
-
-/* What a node process sends an aggregator: the header holds, per local
- * member, its number of pieces then (offset, length) pairs. */
-struct plan {
-    int64_t *head;
-    size_t nhead;
-    char *data;                     /* writes: the pieces' bytes, in header order */
-    size_t bytes;
-    int64_t sizes[2];               /* nhead, bytes: sent first */
-    struct strand_request req[3];
-    int nreq;
-};
-
-/* Calls `fn` on each piece of `p` inside [d0, d1), in file order. */
-typedef void (*piece_fn)(void *arg, MPI_Offset off, size_t len, char *data);
-static size_t domain_pieces(const struct coll_part *p, MPI_Offset d0, MPI_Offset d1, piece_fn fn, void *arg)
+/* Aggregator k's share of [lo, hi): equal, aligned. */
+void io_domain(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset *d0, MPI_Offset *d1)
 {
-    size_t count = 0;
-    for (size_t i = first_after(p, d0); i < p->n && p->ext[i].off < d1; i++) {
-        MPI_Offset lo = p->ext[i].off > d0 ? p->ext[i].off : d0;
-        MPI_Offset end = p->ext[i].off + (MPI_Offset)p->ext[i].len, hi = end < d1 ? end : d1;
-        if (fn != NULL)
-            fn(arg, lo, (size_t)(hi - lo), p->stream + p->stream_at[i] + (lo - p->ext[i].off));
-        count++;
-    }
-    return count;
-}
-
-struct plan_fill {
-    struct plan *plan;
-    bool with_data;
-    size_t at;                      /* data bytes so far */
-};
-
-static void plan_piece(void *arg, MPI_Offset off, size_t len, char *data)
-{
-    struct plan_fill *w = arg;
-    struct plan *pl = w->plan;
-    pl->head[pl->nhead++] = off;
-    pl->head[pl->nhead++] = (int64_t)len;
-    if (w->with_data)
-        memcpy(pl->data + w->at, data, len);
-    w->at += len;
-}
-
-static void piece_bytes(void *arg, MPI_Offset off, size_t len, char *data)
-{
-    (void)off;
-    (void)data;
-    *(size_t *)arg += len;
-}
-
-/* Pieces from the reply of a read, in the plan's order. */
-static void piece_scatter(void *arg, MPI_Offset off, size_t len, char *data)
-{
-    (void)off;
-    char **from = arg;
-    memcpy(data, *from, len);
-    *from += len;
-}
-
-static void *span_alloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL)
-        strand_job_abort(1, "Strand MPI: out of memory in a collective MPI-IO access\n");
-    return p;
-}
-
-static void plan_build(struct coll_part **local, int nlocal, MPI_Offset d0, MPI_Offset d1, bool with_data,
-                       struct plan *pl)
-{
-    size_t pieces = 0, bytes = 0;
-    for (int m = 0; m < nlocal; m++) {
-        pieces += domain_pieces(local[m], d0, d1, NULL, NULL);
-        domain_pieces(local[m], d0, d1, piece_bytes, &bytes);
-    }
-    *pl = (struct plan){ .head = span_alloc((nlocal + 2 * pieces) * sizeof *pl->head), .bytes = bytes };
-    pl->data = with_data ? span_alloc(bytes) : NULL;
-    struct plan_fill w = { pl, with_data, 0 };
-    for (int m = 0; m < nlocal; m++) {
-        size_t count_at = pl->nhead++;
-        pl->head[count_at] = (int64_t)domain_pieces(local[m], d0, d1, plan_piece, &w);
-    }
-    pl->sizes[0] = (int64_t)pl->nhead;
-    pl->sizes[1] = (int64_t)pl->bytes;
-}
-
-static void plan_send(struct strand_file *f, struct plan *pl, int dest, bool with_data)
-{
-    span_send(f, &pl->req[pl->nreq++], pl->sizes, 2, MPI_INT64_T, dest, SPAN_TAG_SIZES);
-    span_send(f, &pl->req[pl->nreq++], pl->head, pl->nhead, MPI_INT64_T, dest, SPAN_TAG_PLAN);
-    if (with_data && pl->bytes > 0)
-        span_send(f, &pl->req[pl->nreq++], pl->data, pl->bytes, MPI_BYTE, dest, SPAN_TAG_DATA);
-}
-
-static void plan_wait(struct plan *pl)
-{
-    for (int i = 0; i < pl->nreq; i++)
-        pt2pt_wait_internal(&pl->req[i]);
-    pl->nreq = 0;
-}
-
-/* The parts of another node process's plan as the aggregator moves them:
- * one part per member there, streams in one buffer (its data, or room for
- * what a read returns). */
-struct remote_plan {
-    struct plan plan;
-    int nparts;
-    struct coll_part *parts;
-    struct io_extent *ext;
-    size_t *stream_at;
-};
-
-static void remote_plan_receive(struct strand_file *f, int source, bool writing, struct remote_plan *rp)
-{
-    struct plan *pl = &rp->plan;
-    *rp = (struct remote_plan){ 0 };
-    span_recv(f, pl->sizes, 2, MPI_INT64_T, source, SPAN_TAG_SIZES);
-    pl->nhead = (size_t)pl->sizes[0];
-    pl->bytes = (size_t)pl->sizes[1];
-    pl->head = span_alloc(pl->nhead * sizeof *pl->head);
-    pl->data = span_alloc(pl->bytes);
-    span_recv(f, pl->head, pl->nhead, MPI_INT64_T, source, SPAN_TAG_PLAN);
-    if (writing && pl->bytes > 0)
-        span_recv(f, pl->data, pl->bytes, MPI_BYTE, source, SPAN_TAG_DATA);
-    size_t members = 0, pieces = 0;
-    for (size_t h = 0; h < pl->nhead; h += 1 + 2 * (size_t)pl->head[h], members++)
-        pieces += (size_t)pl->head[h];
-    rp->parts = span_alloc(members * sizeof *rp->parts);
-    rp->ext = span_alloc(pieces * sizeof *rp->ext);
-    size_t *stream_at = rp->stream_at = span_alloc(pieces * sizeof *stream_at);
-    size_t h = 0, e = 0, at = 0;
-    for (size_t m = 0; m < members; m++) {
-        size_t n = (size_t)pl->head[h++];
-        rp->parts[m] = (struct coll_part){ rp->ext + e, stream_at + e, n, pl->data, MPI_SUCCESS };
-        for (size_t i = 0; i < n; i++, e++, h += 2) {
-            rp->ext[e] = (struct io_extent){ pl->head[h], (size_t)pl->head[h + 1] };
-            stream_at[e] = at;
-            at += rp->ext[e].len;
-        }
-    }
-    rp->nparts = (int)members;
-}
-
-static void remote_plan_free(struct remote_plan *rp)
-{
-    free(rp->stream_at);
-    free(rp->parts);
-    free(rp->ext);
-    free(rp->plan.head);
-    free(rp->plan.data);
-}
-
-/* Aggregator k of naggr sits in node slot k * nnodes / naggr. */
-static int aggregator_node(int k, int naggr, int nnodes)
-{
-    return (int)((long)k * nnodes / naggr);
-}
-
-static void domain_of(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset *d0, MPI_Offset *d1)
-{
-    MPI_Offset per = ((hi - lo + naggr - 1) / naggr + ALIGN - 1) / ALIGN * ALIGN;
+    MPI_Offset per = ((hi - lo + naggr - 1) / naggr + IO_ALIGN - 1) / IO_ALIGN * IO_ALIGN;
     *d0 = lo + per * k;
     if (*d0 > hi)
         *d0 = hi;
     *d1 = *d0 + per < hi ? *d0 + per : hi;
-}
-
-/* The leader's part: exchange plans, aggregate its node's domain, return
- * read data. Returns its I/O error (all members agree afterwards). */
-static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MPI_Offset hi)
-{
-    struct io_core *core = f->core;
-    int nnodes = core->nnodes, naggr = core->hints.cb_nodes < nnodes ? core->hints.cb_nodes : nnodes;
-    if (naggr < 1)
-        naggr = 1;
-    struct coll_part **local = span_alloc((size_t)core->nlocal * sizeof *local);
-    for (int r = 0, m = 0; r < core->size; r++)
-        if (core->node_of[r] == core->my_node)
-            local[m++] = core->slots[r];
-    /* Plans to the other aggregators first (nonblocking), then serve. */
-    struct plan *out = span_alloc((size_t)naggr * sizeof *out);
-    int mine = -1;
-    for (int k = 0; k < naggr; k++) {
-        int node = aggregator_node(k, naggr, nnodes);
-        MPI_Offset d0, d1;
-        domain_of(k, naggr, lo, hi, &d0, &d1);
-        if (node == core->my_node) {
-            mine = k;
-            out[k] = (struct plan){ 0 };
-            continue;
-        }
-        plan_build(local, core->nlocal, d0, d1, writing, &out[k]);
-        plan_send(f, &out[k], core->node_leader[node], writing);
-    }
-    int rc = MPI_SUCCESS;
-    /* Replies to other node processes complete only once they took them:
-     * they are waited for after this node's own replies arrived. */
-    struct remote_plan *in = NULL;
-    if (mine >= 0) {
-        MPI_Offset d0, d1;
-        domain_of(mine, naggr, lo, hi, &d0, &d1);
-        in = span_alloc((size_t)nnodes * sizeof *in);
-        int nparts = core->nlocal;
-        for (int j = 0; j < nnodes; j++)
-            if (j != core->my_node) {
-                remote_plan_receive(f, core->node_leader[j], writing, &in[j]);
-                nparts += in[j].nparts;
-            }
-        struct coll_part **parts = span_alloc((size_t)nparts * sizeof *parts);
-        int p = 0;
-        for (int m = 0; m < core->nlocal; m++)
-            parts[p++] = local[m];
-        for (int j = 0; j < nnodes; j++)
-            for (int m = 0; j != core->my_node && m < in[j].nparts; m++)
-                parts[p++] = &in[j].parts[m];
-        if (d0 < d1)
-            rc = aggregate(f, parts, nparts, writing, d0, d1);
-        for (int j = 0; !writing && j < nnodes; j++)
-            if (j != core->my_node && in[j].plan.bytes > 0)
-                span_send(f, &in[j].plan.req[in[j].plan.nreq++], in[j].plan.data, in[j].plan.bytes, MPI_BYTE,
-                          core->node_leader[j], SPAN_TAG_REPLY);
-        free(parts);
-    }
-    for (int k = 0; k < naggr; k++) {
-        if (k == mine)
-            continue;
-        plan_wait(&out[k]);
-        if (!writing && out[k].bytes > 0) {
-            char *reply = span_alloc(out[k].bytes), *from = reply;
-            MPI_Offset d0, d1;
-            domain_of(k, naggr, lo, hi, &d0, &d1);
-            span_recv(f, reply, out[k].bytes, MPI_BYTE, core->node_leader[aggregator_node(k, naggr, nnodes)],
-                      SPAN_TAG_REPLY);
-            for (int m = 0; m < core->nlocal; m++)
-                domain_pieces(local[m], d0, d1, piece_scatter, &from);
-            free(reply);
-        }
-        free(out[k].head);
-        free(out[k].data);
-    }
-    for (int j = 0; in != NULL && j < nnodes; j++)
-        if (j != core->my_node) {
-            plan_wait(&in[j].plan);
-            remote_plan_free(&in[j]);
-        }
-    free(in);
-    free(out);
-    free(local);
-    return rc;
-}
-
-/* What every member tells the others before a collective access moves
- * data: its error, its range, whether it has several extents. */
-enum { SUMMARY_ERROR, SUMMARY_LO, SUMMARY_HI, SUMMARY_SPLIT, SUMMARY_FIELDS };
-
-static void summary_of(const struct coll_part *p, int64_t *s)
-{
-    s[SUMMARY_ERROR] = p->error;
-    s[SUMMARY_LO] = p->n > 0 ? p->ext[0].off : -1;
-    s[SUMMARY_HI] = p->n > 0 ? p->ext[p->n - 1].off + (MPI_Offset)p->ext[p->n - 1].len : -1;
-    s[SUMMARY_SPLIT] = p->n > 1;
-}
-
-/* The spanning collective: returns the member's error before agreement. */
-static int span_collective(struct strand_file *f, struct io_access *a, struct coll_part *me, size_t *moved)
-{
-    struct io_core *core = f->core;
-    int n = core->size;
-    int64_t mine[SUMMARY_FIELDS], *all = span_alloc((size_t)n * SUMMARY_FIELDS * sizeof *all);
-    summary_of(me, mine);
-    io_allgather(f, mine, SUMMARY_FIELDS, all);
-    int error = MPI_SUCCESS;
-    bool split = false;
-    MPI_Offset lo = -1, hi = -1;
-    for (int r = 0; r < n; r++) {
-        const int64_t *s = all + (size_t)r * SUMMARY_FIELDS;
-        if (error == MPI_SUCCESS)
-            error = (int)s[SUMMARY_ERROR];
-        split |= s[SUMMARY_SPLIT] != 0;
-        if (s[SUMMARY_LO] >= 0 && (lo < 0 || s[SUMMARY_LO] < lo))
-            lo = s[SUMMARY_LO];
-        if (s[SUMMARY_HI] > hi)
-            hi = s[SUMMARY_HI];
-    }
-    free(all);
-    enum io_switch cb = a->writing ? core->hints.cb_write : core->hints.cb_read;
-    if (error != MPI_SUCCESS)
-        return error;
-    if (cb == IO_DISABLE || (cb == IO_AUTOMATIC && !split))
-        return access_independent(f, a, moved);
-    *moved = a->bytes;
-    /* The local members' parts stay published until the leader is done:
-     * the agreement that follows is their barrier. */
-    if (f->rank == core->leader && lo >= 0)
-        return span_aggregate(f, a->writing, lo, hi);
-    return MPI_SUCCESS;
 }
 
 /* The collective within one node process: every member's part is in
@@ -868,9 +559,9 @@ static int local_collective(struct strand_file *f, struct io_access *a, int erro
     *moved = a->bytes;
     if (index >= 0 && lo >= 0) {
         MPI_Offset d0, d1;
-        domain_of(index, naggr, lo, hi, &d0, &d1);
+        io_domain(index, naggr, lo, hi, &d0, &d1);
         if (d0 < d1)
-            return aggregate(f, parts, n, writing, d0, d1);
+            return aggregate_domain(f, parts, n, writing, d0, d1);
     }
     return MPI_SUCCESS;
 }

@@ -299,6 +299,28 @@ int access_independent(struct strand_file *f, struct io_access *a, size_t *moved
  * access (empty when its preparation failed with `error`); every member
  * returns the first error of any member. */
 int access_collective(struct strand_file *f, struct io_access *a, int error, size_t *moved);
+/* --- two-phase collective movement (access.c, exchange.c) */
+enum { IO_ALIGN = 4096 };           /* aggregators' domains start at multiples of it */
+/* What a member hands to a collective: its extents, where each extent's
+ * data starts in its stream, and the stream. */
+struct coll_part {
+    const struct io_extent *ext;
+    size_t *stream_at;
+    size_t n;
+    char *stream;
+    int error;                      /* the member's own error: nobody moves data */
+};
+
+/* First extent of `part` that ends after `off` (extents are in file order). */
+size_t coll_part_first_after(const struct coll_part *part, MPI_Offset off);
+/* An aggregator moves [d0, d1) of the parts' pieces, window by window. */
+int aggregate_domain(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
+                     MPI_Offset d1);
+/* Aggregator k of naggr: its equal, aligned share [d0, d1) of [lo, hi). */
+void io_domain(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset *d0, MPI_Offset *d1);
+/* The collective of a spanning group (exchange.c): every member calls it
+ * with its published part `me`; returns its error before agreement. */
+int span_collective(struct strand_file *f, struct io_access *a, struct coll_part *me, size_t *moved);
 /* A complete independent or collective operation at a view position. */
 int io_transfer(struct strand_file *f, const char *where, bool writing, bool collective, MPI_Offset position,
                 void *buf, int count, MPI_Datatype type, MPI_Status *status);
