@@ -174,9 +174,78 @@ static int aggregator_node(int k, int naggr, int nnodes)
     return (int)((long)k * nnodes / naggr);
 }
 
-/* The leader's part: exchange plans, aggregate its node's domain, return
- * read data. Returns its I/O error (all members agree afterwards). */
-static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MPI_Offset hi)
+/* The windows the exchange moves one by one: an aggregator moves window
+ * w of its domain while the plans of w + 1 are in flight. */
+struct windows {
+    MPI_Offset d0, d1, size;
+    int n;
+};
+
+static struct windows windows_of(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset size)
+{
+    struct windows w = { .size = size };
+    io_domain(k, naggr, lo, hi, &w.d0, &w.d1);
+    w.n = w.d0 < w.d1 ? (int)((w.d1 - w.d0 + size - 1) / size) : 0;
+    return w;
+}
+
+static void window_bounds(const struct windows *w, int i, MPI_Offset *w0, MPI_Offset *w1)
+{
+    *w0 = w->d0 + (MPI_Offset)i * w->size;
+    *w1 = w->d1 - *w0 < w->size ? w->d1 : *w0 + w->size;
+}
+
+/* The aggregator's side: window by window, the plans of every other node
+ * process, then the window moved (and, for reads, the replies posted;
+ * kept in `kept` until every reply was taken). */
+static int serve_domain(struct strand_file *f, struct coll_part **local, const struct windows *dom, bool writing,
+                        struct remote_plan *kept)
+{
+    struct io_core *core = f->core;
+    struct remote_plan *scratch = span_alloc((size_t)core->nnodes * sizeof *scratch);
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < dom->n; i++) {
+        MPI_Offset w0, w1;
+        window_bounds(dom, i, &w0, &w1);
+        /* A reply's request lives in its plan: read plans stay in place. */
+        struct remote_plan *in = writing ? scratch : kept + (size_t)i * (size_t)core->nnodes;
+        int nparts = core->nlocal;
+        for (int j = 0; j < core->nnodes; j++)
+            if (j != core->my_node) {
+                remote_plan_receive(f, core->node_leader[j], writing, &in[j]);
+                nparts += in[j].nparts;
+            }
+        struct coll_part **parts = span_alloc((size_t)nparts * sizeof *parts);
+        int p = 0;
+        for (int m = 0; m < core->nlocal; m++)
+            parts[p++] = local[m];
+        for (int j = 0; j < core->nnodes; j++)
+            for (int m = 0; j != core->my_node && m < in[j].nparts; m++)
+                parts[p++] = &in[j].parts[m];
+        int window_rc = aggregate_domain(f, parts, nparts, writing, w0, w1);
+        if (rc == MPI_SUCCESS)
+            rc = window_rc;
+        free(parts);
+        for (int j = 0; j < core->nnodes; j++) {
+            if (j == core->my_node)
+                continue;
+            struct plan *pl = &in[j].plan;
+            if (writing)
+                remote_plan_free(&in[j]);
+            else if (pl->bytes > 0)
+                span_send(f, &pl->req[pl->nreq++], pl->data, pl->bytes, MPI_BYTE, core->node_leader[j],
+                          SPAN_TAG_REPLY);
+        }
+    }
+    free(scratch);
+    return rc;
+}
+
+/* The leader's part: plans to every other aggregator (all windows,
+ * nonblocking), its own domain served, then the replies of reads taken
+ * and scattered into the members' streams. Returns its I/O error (all
+ * members agree afterwards). */
+static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MPI_Offset hi, MPI_Offset window)
 {
     struct io_core *core = f->core;
     int nnodes = core->nnodes, naggr = core->hints.cb_nodes < nnodes ? core->hints.cb_nodes : nnodes;
@@ -186,84 +255,70 @@ static int span_aggregate(struct strand_file *f, bool writing, MPI_Offset lo, MP
     for (int r = 0, m = 0; r < core->size; r++)
         if (core->node_of[r] == core->my_node)
             local[m++] = core->slots[r];
-    /* Plans to the other aggregators first (nonblocking), then serve. */
-    struct plan *out = span_alloc((size_t)naggr * sizeof *out);
+    struct windows *doms = span_alloc((size_t)naggr * sizeof *doms);
+    size_t nout = 0;
     int mine = -1;
     for (int k = 0; k < naggr; k++) {
-        int node = aggregator_node(k, naggr, nnodes);
-        MPI_Offset d0, d1;
-        io_domain(k, naggr, lo, hi, &d0, &d1);
-        if (node == core->my_node) {
+        doms[k] = windows_of(k, naggr, lo, hi, window);
+        if (aggregator_node(k, naggr, nnodes) == core->my_node)
             mine = k;
-            out[k] = (struct plan){ 0 };
-            continue;
-        }
-        plan_build(local, core->nlocal, d0, d1, writing, &out[k]);
-        plan_send(f, &out[k], core->node_leader[node], writing);
+        else
+            nout += (size_t)doms[k].n;
     }
+    struct plan *out = span_alloc(nout * sizeof *out), *pl = out;
+    for (int k = 0; k < naggr; k++)
+        for (int i = 0; k != mine && i < doms[k].n; i++, pl++) {
+            MPI_Offset w0, w1;
+            window_bounds(&doms[k], i, &w0, &w1);
+            plan_build(local, core->nlocal, w0, w1, writing, pl);
+            plan_send(f, pl, core->node_leader[aggregator_node(k, naggr, nnodes)], writing);
+        }
     int rc = MPI_SUCCESS;
     /* Replies to other node processes complete only once they took them:
      * they are waited for after this node's own replies arrived. */
-    struct remote_plan *in = NULL;
-    if (mine >= 0) {
-        MPI_Offset d0, d1;
-        io_domain(mine, naggr, lo, hi, &d0, &d1);
-        in = span_alloc((size_t)nnodes * sizeof *in);
-        int nparts = core->nlocal;
-        for (int j = 0; j < nnodes; j++)
-            if (j != core->my_node) {
-                remote_plan_receive(f, core->node_leader[j], writing, &in[j]);
-                nparts += in[j].nparts;
+    size_t nkept = mine >= 0 && !writing ? (size_t)doms[mine].n * (size_t)nnodes : 0;
+    struct remote_plan *kept = span_alloc(nkept * sizeof *kept);
+    for (size_t i = 0; i < nkept; i++)
+        kept[i] = (struct remote_plan){ 0 };
+    if (mine >= 0)
+        rc = serve_domain(f, local, &doms[mine], writing, kept);
+    pl = out;
+    for (int k = 0; k < naggr; k++)
+        for (int i = 0; k != mine && i < doms[k].n; i++, pl++) {
+            plan_wait(pl);
+            if (!writing && pl->bytes > 0) {
+                char *reply = span_alloc(pl->bytes), *from = reply;
+                MPI_Offset w0, w1;
+                window_bounds(&doms[k], i, &w0, &w1);
+                span_recv(f, reply, pl->bytes, MPI_BYTE, core->node_leader[aggregator_node(k, naggr, nnodes)],
+                          SPAN_TAG_REPLY);
+                for (int m = 0; m < core->nlocal; m++)
+                    domain_pieces(local[m], w0, w1, piece_scatter, &from);
+                free(reply);
             }
-        struct coll_part **parts = span_alloc((size_t)nparts * sizeof *parts);
-        int p = 0;
-        for (int m = 0; m < core->nlocal; m++)
-            parts[p++] = local[m];
-        for (int j = 0; j < nnodes; j++)
-            for (int m = 0; j != core->my_node && m < in[j].nparts; m++)
-                parts[p++] = &in[j].parts[m];
-        if (d0 < d1)
-            rc = aggregate_domain(f, parts, nparts, writing, d0, d1);
-        for (int j = 0; !writing && j < nnodes; j++)
-            if (j != core->my_node && in[j].plan.bytes > 0)
-                span_send(f, &in[j].plan.req[in[j].plan.nreq++], in[j].plan.data, in[j].plan.bytes, MPI_BYTE,
-                          core->node_leader[j], SPAN_TAG_REPLY);
-        free(parts);
-    }
-    for (int k = 0; k < naggr; k++) {
-        if (k == mine)
-            continue;
-        plan_wait(&out[k]);
-        if (!writing && out[k].bytes > 0) {
-            char *reply = span_alloc(out[k].bytes), *from = reply;
-            MPI_Offset d0, d1;
-            io_domain(k, naggr, lo, hi, &d0, &d1);
-            span_recv(f, reply, out[k].bytes, MPI_BYTE, core->node_leader[aggregator_node(k, naggr, nnodes)],
-                      SPAN_TAG_REPLY);
-            for (int m = 0; m < core->nlocal; m++)
-                domain_pieces(local[m], d0, d1, piece_scatter, &from);
-            free(reply);
+            free(pl->head);
+            free(pl->data);
         }
-        free(out[k].head);
-        free(out[k].data);
+    for (size_t i = 0; i < nkept; i++) {
+        plan_wait(&kept[i].plan);
+        remote_plan_free(&kept[i]);
     }
-    for (int j = 0; in != NULL && j < nnodes; j++)
-        if (j != core->my_node) {
-            plan_wait(&in[j].plan);
-            remote_plan_free(&in[j]);
-        }
-    free(in);
+    free(kept);
     free(out);
+    free(doms);
     free(local);
     return rc;
 }
 
 /* What every member tells the others before a collective access moves
  * data: its error, its range, whether it has several extents. */
-enum { SUMMARY_ERROR, SUMMARY_LO, SUMMARY_HI, SUMMARY_SPLIT, SUMMARY_FIELDS };
+enum { SUMMARY_ERROR, SUMMARY_LO, SUMMARY_HI, SUMMARY_SPLIT, SUMMARY_WINDOW, SUMMARY_FIELDS };
 
-static void summary_of(const struct coll_part *p, int64_t *s)
+/* The window is the smallest cb_buffer_size of the node processes, so
+ * that all count the same windows. */
+static void summary_of(const struct strand_file *f, const struct coll_part *p, int64_t *s)
 {
+    s[SUMMARY_WINDOW] = f->core->hints.cb_buffer_size;
     s[SUMMARY_ERROR] = p->error;
     s[SUMMARY_LO] = p->n > 0 ? p->ext[0].off : -1;
     s[SUMMARY_HI] = p->n > 0 ? p->ext[p->n - 1].off + (MPI_Offset)p->ext[p->n - 1].len : -1;
@@ -276,13 +331,15 @@ int span_collective(struct strand_file *f, struct io_access *a, struct coll_part
     struct io_core *core = f->core;
     int n = core->size;
     int64_t mine[SUMMARY_FIELDS], *all = span_alloc((size_t)n * SUMMARY_FIELDS * sizeof *all);
-    summary_of(me, mine);
+    summary_of(f, me, mine);
     io_allgather(f, mine, SUMMARY_FIELDS, all);
     int error = MPI_SUCCESS;
     bool split = false;
-    MPI_Offset lo = -1, hi = -1;
+    MPI_Offset lo = -1, hi = -1, window = all[SUMMARY_WINDOW];
     for (int r = 0; r < n; r++) {
         const int64_t *s = all + (size_t)r * SUMMARY_FIELDS;
+        if (s[SUMMARY_WINDOW] < window)
+            window = s[SUMMARY_WINDOW];
         if (error == MPI_SUCCESS)
             error = (int)s[SUMMARY_ERROR];
         split |= s[SUMMARY_SPLIT] != 0;
@@ -301,7 +358,7 @@ int span_collective(struct strand_file *f, struct io_access *a, struct coll_part
     /* The local members' parts stay published until the leader is done:
      * the agreement that follows is their barrier. */
     if (f->rank == core->leader && lo >= 0)
-        return span_aggregate(f, a->writing, lo, hi);
+        return span_aggregate(f, a->writing, lo, hi, window);
     return MPI_SUCCESS;
 }
 

@@ -69,7 +69,7 @@ struct io_view {
 
 /* Hints: what the program asked for, as used (MPI_File_get_info). */
 enum io_switch { IO_AUTOMATIC, IO_ENABLE, IO_DISABLE };
-enum { IO_EXTRA_HINTS = 16, IO_ERROR_SLOTS = 3, OVERSUBSCRIBED_YIELDS = 32, IO_GATHER_MAX = 4 };
+enum { IO_EXTRA_HINTS = 16, IO_ERROR_SLOTS = 3, OVERSUBSCRIBED_YIELDS = 32, IO_GATHER_MAX = 5 };
 struct io_hints {
     long cb_buffer_size;            /* bytes an aggregator moves per system call */
     int cb_nodes;                   /* aggregators */
