@@ -13,7 +13,7 @@
 #include "io.h"
 
 /* Sieve when pieces average less than this, or cover at least half their span. */
-enum { SIEVE_SMALL_PIECE = 1024, ALIGN = 4096 };
+enum { SIEVE_SMALL_PIECE = 1024 };
 
 /* --- system calls, whole or to end of file */
 
@@ -23,6 +23,8 @@ static int read_fully(int fd, char *buf, size_t len, MPI_Offset off, size_t *got
     size_t done = 0;
     while (done < len) {
         ssize_t r = pread(fd, buf + done, len - done, off + (MPI_Offset)done);
+        if (r < 0 && errno == ESPIPE)   /* a pipe or FIFO (MPI_MODE_SEQUENTIAL) */
+            r = read(fd, buf + done, len - done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -40,6 +42,8 @@ static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
     size_t done = 0;
     while (done < len) {
         ssize_t r = pwrite(fd, buf + done, len - done, off + (MPI_Offset)done);
+        if (r < 0 && errno == ESPIPE)
+            r = write(fd, buf + done, len - done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -52,6 +56,25 @@ static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
 }
 
 /* --- preparing and finishing */
+
+/* Bytes in the file of `memory_bytes` of data of `type` (whole elements
+ * when the representation changes sizes). */
+size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t memory_bytes)
+{
+    size_t fsize = datarep_size(f->view.rep, type);
+    if (fsize == type->size || type->size == 0)
+        return memory_bytes;
+    return memory_bytes / type->size * fsize;
+}
+
+/* The converse: the memory bytes of `file_bytes` of data of `type`. */
+static size_t memory_bytes_of(const struct strand_file *f, MPI_Datatype type, size_t file_bytes)
+{
+    size_t fsize = datarep_size(f->view.rep, type);
+    if (fsize == type->size || fsize == 0)
+        return file_bytes;
+    return file_bytes / fsize * type->size;
+}
 
 int access_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count,
                          MPI_Datatype type, const char **why)
@@ -80,7 +103,7 @@ int access_check(struct strand_file *f, bool writing, MPI_Offset position, void 
         *why = "negative offset";
         return MPI_ERR_ARG;
     }
-    if (((size_t)count * type->size) % f->view.esize != 0) {
+    if (count >= 0 && access_file_bytes(f, type, (size_t)count * type->size) % f->view.esize != 0) {
         *why = "the data is not a whole number of etypes";
         return MPI_ERR_ARG;
     }
@@ -103,7 +126,7 @@ int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_O
     int rc = access_check(f, writing, position, buf, count, type, &a->why);
     if (rc != MPI_SUCCESS)
         return rc;
-    a->bytes = (size_t)count * type->size;
+    a->bytes = access_file_bytes(f, type, (size_t)count * type->size);
     if (a->bytes == 0)
         return MPI_SUCCESS;
     if (f->view.rep == NULL && type->contiguous) {
@@ -142,8 +165,9 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
     if (error == MPI_SUCCESS && !a->writing && a->staging != NULL && moved > 0) {
         if (f->view.rep != NULL) {
             /* Converted element by element: whole elements only. */
-            int whole = (int)(moved / a->type->size);
-            moved = (size_t)whole * a->type->size;
+            size_t fsize = datarep_size(f->view.rep, a->type);
+            int whole = (int)(moved / fsize);
+            moved = (size_t)whole * fsize;
             error = datarep_convert(f->view.rep, false, a->buf, whole, a->type, a->staging, a->position);
         } else {
             dt_unpack(a->buf, (size_t)a->count, a->type, a->staging, moved);
@@ -156,7 +180,8 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
         status->MPI_SOURCE = MPI_ANY_SOURCE;
         status->MPI_TAG = MPI_ANY_TAG;
         status->strand_cancelled = 0;
-        status->strand_count = error == MPI_SUCCESS || !a->writing ? (long long)moved : 0;
+        bool counted = error == MPI_SUCCESS || !a->writing;
+        status->strand_count = counted ? (long long)memory_bytes_of(f, a->type, moved) : 0;
     }
     return error;
 }
@@ -243,12 +268,12 @@ static int group_write(struct strand_file *f, struct io_access *a, const struct 
     struct io_range held;
     int rc;
     bool sieving = g->last - g->first > 1;
-    if (!locked)
-        range_lock(core, &held, g->lo, g->hi, sieving);
+    if (!locked && (rc = range_lock(f, &held, g->lo, g->hi, sieving)) != MPI_SUCCESS)
+        return rc;
     if (!sieving) {
         rc = write_fully(core->fd, a->stream + g->stream_off, e[g->first].len, e[g->first].off);
         if (!locked)
-            range_unlock(core, &held);
+            range_unlock(f, &held);
         return rc;
     }
     size_t span = (size_t)(g->hi - g->lo), got;
@@ -263,7 +288,7 @@ static int group_write(struct strand_file *f, struct io_access *a, const struct 
         rc = write_fully(core->fd, sieve, span, g->lo);
     }
     if (!locked)
-        range_unlock(core, &held);
+        range_unlock(f, &held);
     return rc;
 }
 
@@ -280,10 +305,10 @@ int access_independent(struct strand_file *f, struct io_access *a, size_t *moved
      * access sees it half done (writes exclusive, reads shared). */
     struct io_range whole;
     bool atomic = core->atomic;
-    if (atomic)
-        range_lock(core, &whole, a->ext.v[0].off,
-                   a->ext.v[a->ext.n - 1].off + (MPI_Offset)a->ext.v[a->ext.n - 1].len, a->writing);
     int rc = MPI_SUCCESS;
+    if (atomic)
+        rc = range_lock(f, &whole, a->ext.v[0].off,
+                        a->ext.v[a->ext.n - 1].off + (MPI_Offset)a->ext.v[a->ext.n - 1].len, a->writing);
     struct group g = { 0 };
     while (g.first < a->ext.n && rc == MPI_SUCCESS) {
         group_next(f, a, &g);
@@ -306,22 +331,12 @@ int access_independent(struct strand_file *f, struct io_access *a, size_t *moved
         g.first = g.last;
     }
     if (atomic)
-        range_unlock(core, &whole);
+        range_unlock(f, &whole);
     free(sieve);
     return rc;
 }
 
 /* --- two-phase collective movement */
-
-/* What a member hands to a collective: its extents, where each extent's
- * data starts in its stream, and the stream. */
-struct coll_part {
-    const struct io_extent *ext;
-    size_t *stream_at;
-    size_t n;
-    char *stream;
-    int error;                      /* the member's own error: nobody moves data */
-};
 
 /* A piece of one member's extent inside an aggregator's window. */
 struct piece {
@@ -352,7 +367,7 @@ static int pieces_add(struct pieces *p, MPI_Offset off, size_t len, char *data)
 }
 
 /* First extent of `part` that ends after `off` (extents are in file order). */
-static size_t first_after(const struct coll_part *part, MPI_Offset off)
+size_t coll_part_first_after(const struct coll_part *part, MPI_Offset off)
 {
     size_t lo = 0, hi = part->n;
     while (lo < hi) {
@@ -436,7 +451,7 @@ static int window_move(struct strand_file *f, bool writing, struct pieces *p, ch
 }
 
 /* The aggregator's part of the work: its file domain, window by window. */
-static int aggregate(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
+int aggregate_domain(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
                      MPI_Offset d1)
 {
     size_t window = (size_t)f->core->hints.cb_buffer_size;
@@ -451,7 +466,7 @@ static int aggregate(struct strand_file *f, struct coll_part **parts, int nparts
     if (cursor == NULL)
         return MPI_ERR_NO_MEM;
     for (int r = 0; r < nparts; r++)
-        cursor[r] = first_after(parts[r], d0);
+        cursor[r] = coll_part_first_after(parts[r], d0);
     struct pieces p = { 0 };
     int rc = MPI_SUCCESS;
     for (MPI_Offset w0 = d0; w0 < d1 && rc == MPI_SUCCESS; w0 += (MPI_Offset)window) {
@@ -506,6 +521,51 @@ static size_t bytes_before_eof(const struct io_access *a, MPI_Offset file_size)
     return n;
 }
 
+/* Aggregator k's share of [lo, hi): equal, aligned. */
+void io_domain(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset *d0, MPI_Offset *d1)
+{
+    MPI_Offset per = ((hi - lo + naggr - 1) / naggr + IO_ALIGN - 1) / IO_ALIGN * IO_ALIGN;
+    *d0 = lo + per * k;
+    if (*d0 > hi)
+        *d0 = hi;
+    *d1 = *d0 + per < hi ? *d0 + per : hi;
+}
+
+/* The collective within one node process: every member's part is in
+ * its slot; aggregators spread over the members. */
+static int local_collective(struct strand_file *f, struct io_access *a, int error, size_t *moved)
+{
+    struct io_core *core = f->core;
+    struct coll_part **parts = (struct coll_part **)core->slots;
+    int n = core->size;
+    bool writing = a->writing;
+    /* A member that failed its checks fails the whole collective, before
+     * any data moves: every member sees the same slots. */
+    for (int r = 0; r < n && error == MPI_SUCCESS; r++)
+        error = parts[r]->error;
+    enum io_switch cb = writing ? core->hints.cb_write : core->hints.cb_read;
+    if (error != MPI_SUCCESS)
+        return error;
+    if (cb == IO_DISABLE || (cb == IO_AUTOMATIC && members_contiguous(parts, n)))
+        return access_independent(f, a, moved);
+    MPI_Offset lo, hi;
+    global_range(parts, n, &lo, &hi);
+    int naggr = core->hints.cb_nodes < n ? core->hints.cb_nodes : n;
+    /* Aggregators spread over the members; domains split evenly, aligned. */
+    int index = -1;
+    for (int k = 0; k < naggr; k++)
+        if ((int)((long)k * n / naggr) == f->rank)
+            index = k;
+    *moved = a->bytes;
+    if (index >= 0 && lo >= 0) {
+        MPI_Offset d0, d1;
+        io_domain(index, naggr, lo, hi, &d0, &d1);
+        if (d0 < d1)
+            return aggregate_domain(f, parts, n, writing, d0, d1);
+    }
+    return MPI_SUCCESS;
+}
+
 int access_collective(struct strand_file *f, struct io_access *a, int error, size_t *moved)
 {
     struct io_core *core = f->core;
@@ -518,36 +578,12 @@ int access_collective(struct strand_file *f, struct io_access *a, int error, siz
     for (size_t i = 0, at = 0; i < me.n; at += me.ext[i++].len)
         me.stream_at[i] = at;
     core->slots[f->rank] = &me;
-    io_barrier(core);
-
-    struct coll_part **parts = (struct coll_part **)core->slots;
-    int n = core->size;
     bool writing = a->writing;
-    /* A member that failed its checks fails the whole collective, before
-     * any data moves: every member sees the same slots. */
-    for (int r = 0; r < n && error == MPI_SUCCESS; r++)
-        error = parts[r]->error;
-    enum io_switch cb = writing ? core->hints.cb_write : core->hints.cb_read;
-    if (error != MPI_SUCCESS) {
-        /* nothing moves */
-    } else if (cb == IO_DISABLE || (cb == IO_AUTOMATIC && members_contiguous(parts, n))) {
-        error = access_independent(f, a, moved);
+    if (core->spans) {
+        error = span_collective(f, a, &me, moved);
     } else {
-        MPI_Offset lo, hi;
-        global_range(parts, n, &lo, &hi);
-        int naggr = core->hints.cb_nodes < n ? core->hints.cb_nodes : n;
-        /* Aggregators spread over the members; domains split evenly, aligned. */
-        int index = -1;
-        for (int k = 0; k < naggr; k++)
-            if ((int)((long)k * n / naggr) == f->rank)
-                index = k;
-        if (index >= 0 && lo >= 0) {
-            MPI_Offset per = ((hi - lo + naggr - 1) / naggr + ALIGN - 1) / ALIGN * ALIGN;
-            MPI_Offset d0 = lo + per * index, d1 = d0 + per < hi ? d0 + per : hi;
-            if (d0 < d1)
-                error = aggregate(f, parts, n, writing, d0, d1);
-        }
-        *moved = a->bytes;
+        io_barrier(core);
+        error = local_collective(f, a, error, moved);
     }
     /* Every member gets the first error; aggregators are done after it. */
     error = io_agree_error(f, error);
@@ -587,6 +623,6 @@ int access_etypes(struct strand_file *f, const char *where, int count, MPI_Datat
         return file_error(f, MPI_ERR_COUNT, where, "negative count %d", count);
     if (dt_check_usable(type, &why) != MPI_SUCCESS)
         return file_error(f, MPI_ERR_TYPE, where, "%s", why);
-    *n = (MPI_Offset)((size_t)count * type->size / f->view.esize);
+    *n = (MPI_Offset)(access_file_bytes(f, type, (size_t)count * type->size) / f->view.esize);
     return MPI_SUCCESS;
 }

@@ -31,13 +31,10 @@ static int pointer_check(struct strand_file *f, const struct io_op *op)
     return MPI_SUCCESS;
 }
 
-/* One access from the position its file pointer kind gives. */
-static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
-                        MPI_Datatype type, MPI_Status *status)
+/* The view position an access starts at; the shared pointer moves past it. */
+static int access_position(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
+                           MPI_Datatype type, MPI_Offset *out)
 {
-    MPI_Status local;
-    if (status == MPI_STATUS_IGNORE || status == NULL)
-        status = &local;
     int rc = pointer_check(f, op);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -52,12 +49,28 @@ static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offse
             return file_error(f, rc, op->where, "%s", why);
         if ((rc = access_etypes(f, op->where, count, type, &etypes)) != MPI_SUCCESS)
             return rc;
-        position = atomic_fetch_add(&f->core->shared_fp, etypes);
+        if ((rc = shared_fp_access(f, etypes, false, &position)) != MPI_SUCCESS)
+            return file_error(f, rc, op->where, "cannot update the shared file pointer");
     }
+    *out = position;
+    return MPI_SUCCESS;
+}
+
+/* One access from the position its file pointer kind gives. */
+static int io_access_at(struct strand_file *f, const struct io_op *op, MPI_Offset offset, void *buf, int count,
+                        MPI_Datatype type, MPI_Status *status)
+{
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE || status == NULL)
+        status = &local;
+    MPI_Offset position;
+    int rc = access_position(f, op, offset, buf, count, type, &position);
+    if (rc != MPI_SUCCESS)
+        return rc;
     rc = io_transfer(f, op->where, op->writing, op->collective, position, buf, count, type, status);
     /* The individual pointer moves past the data accessed. */
     if (op->pointer == INDIVIDUAL)
-        f->fp += (MPI_Offset)((size_t)status->strand_count / f->view.esize);
+        f->fp += (MPI_Offset)(access_file_bytes(f, type, (size_t)status->strand_count) / f->view.esize);
     return rc;
 }
 
@@ -78,23 +91,35 @@ static int io_call(const struct io_op *op, MPI_File fh, MPI_Offset offset, void 
 static int io_ordered(struct strand_file *f, const char *where, bool writing, void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
 {
-    struct io_core *core = f->core;
+    int n = f->core->size;
     MPI_Offset etypes = 0;
     int own = access_etypes(f, where, count, type, &etypes);
     if (own != MPI_SUCCESS)
         etypes = 0;
-    core->slots[f->rank] = &etypes;
-    io_barrier(core);
-    MPI_Offset base = atomic_load(&core->shared_fp), position = base, total = 0;
-    for (int r = 0; r < core->size; r++) {
-        MPI_Offset n = *(const MPI_Offset *)core->slots[r];
+    int64_t *all = malloc((size_t)n * 2 * sizeof *all), mine = etypes;
+    if (all == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in an ordered MPI-IO access\n");
+    /* Every member's count, then member 0 moves the shared pointer past
+     * them all (every member is past its earlier shared accesses) and
+     * tells everyone where it was. */
+    io_allgather(f, &mine, 1, all);
+    MPI_Offset total = 0, before = 0, base = 0;
+    for (int r = 0; r < n; r++) {
         if (r < f->rank)
-            position += n;
-        total += n;
+            before += all[r];
+        total += all[r];
     }
-    io_barrier(core);
-    if (f->rank == 0)
-        atomic_store(&core->shared_fp, base + total);
+    int64_t start[2] = { MPI_SUCCESS, 0 };
+    if (f->rank == 0) {
+        start[0] = shared_fp_access(f, total, false, &base);
+        start[1] = base;
+    }
+    io_allgather(f, start, 2, all);
+    int fp_error = (int)all[0];
+    MPI_Offset position = all[1] + before;
+    free(all);
+    if (fp_error != MPI_SUCCESS)
+        return own != MPI_SUCCESS ? own : file_error(f, fp_error, where, "cannot update the shared file pointer");
     if (own != MPI_SUCCESS) {
         /* Takes part with nothing so that nobody waits; everyone fails. */
         struct io_access none = { .writing = writing };
@@ -117,44 +142,7 @@ static int ordered_call(const char *where, bool writing, MPI_File fh, void *buf,
     return io_ordered(f, where, writing, buf, count, type, status);
 }
 
-/* --- nonblocking: a completed request carrying the status */
-
-static int status_query(void *extra_state, MPI_Status *status)
-{
-    *status = *(MPI_Status *)extra_state;
-    return MPI_SUCCESS;
-}
-
-static int status_free(void *extra_state)
-{
-    free(extra_state);
-    return MPI_SUCCESS;
-}
-
-static int completed_request(struct strand_file *f, const char *where, const MPI_Status *status,
-                             MPI_Request *request)
-{
-    MPI_Status *kept = malloc(sizeof *kept);
-    struct strand_request *req = kept != NULL ? request_alloc(strand_self, REQUEST_GENERALIZED) : NULL;
-    if (req == NULL) {
-        free(kept);
-        return file_error(f, MPI_ERR_NO_MEM, where, "cannot allocate a request");
-    }
-    *kept = *status;
-    kept->MPI_ERROR = MPI_SUCCESS;
-    req->query_fn = status_query;
-    req->free_fn = status_free;
-    req->extra_state = kept;
-    req->type = MPI_DATATYPE_NULL;
-    req->status = *kept;
-    /* Completed as MPI_Grequest_complete would: the engine frees it when
-     * the program has completed it too. */
-    struct rank *owner = req->done.owner;
-    completion_signal(&req->done);
-    greq_release(owner, req);
-    *request = req;
-    return MPI_SUCCESS;
-}
+/* --- nonblocking: the data moves on the I/O thread (async.c) */
 
 static int io_start(const struct io_op *op, MPI_File fh, MPI_Offset offset, void *buf, int count,
                     MPI_Datatype type, MPI_Request *request)
@@ -165,14 +153,21 @@ static int io_start(const struct io_op *op, MPI_File fh, MPI_Offset offset, void
         return rc;
     if (request == NULL)
         return file_error(f, MPI_ERR_REQUEST, op->where, "request is NULL");
-    MPI_Status status;
-    memset(&status, 0, sizeof status);
-    rc = io_access_at(f, op, offset, buf, count, type, &status);
-    if (rc != MPI_SUCCESS) {
-        *request = MPI_REQUEST_NULL;
+    *request = MPI_REQUEST_NULL;
+    MPI_Offset position;
+    if ((rc = access_position(f, op, offset, buf, count, type, &position)) != MPI_SUCCESS)
         return rc;
+    struct io_access a;
+    if ((rc = access_prepare(f, op->where, op->writing, position, buf, count, type, &a)) != MPI_SUCCESS)
+        return file_error(f, rc, op->where, "%s", a.why);
+    /* The individual pointer moves past the whole access at the call. */
+    if (op->pointer == INDIVIDUAL)
+        f->fp += (MPI_Offset)(a.bytes / f->view.esize);
+    if ((rc = io_async_start(f, &a, request)) != MPI_SUCCESS) {
+        access_finish(f, &a, 0, rc, NULL);
+        return file_error(f, rc, op->where, "cannot start the access");
     }
-    return completed_request(f, op->where, &status, request);
+    return MPI_SUCCESS;
 }
 
 /* --- split collectives */

@@ -1,9 +1,19 @@
 /* Data representations (MPI-2.2 §13.5): "native" and "internal" (the
  * memory form), "external32" (through the datatype engine's external32
  * code) and representations the program registers with conversion
- * functions. Only types whose size in the file equals their size in
- * memory are supported under a converting representation: the view's
- * layout is then the same, and only the bytes change (doc/limits.md). */
+ * functions.
+ *
+ * external32 changes the size of some types (MPI_LONG and
+ * MPI_UNSIGNED_LONG 4 bytes, MPI_WCHAR 2): data is converted to and from a
+ * stream of file-sized elements, and an etype or filetype is laid out in
+ * the file as §13.5.2 says: the displacements of a PORTABLE type (built
+ * from one predefined type by contiguous, vector, indexed, indexed_block,
+ * dup, subarray, darray) are scaled to the file sizes, those of other
+ * types (byte displacements: hvector, hindexed, struct, resized) are taken
+ * as they are. A view type must then be made of one predefined type
+ * without padding (not MPI_LONG_INT...). User representations are
+ * supported for types whose size in the file equals their size in memory
+ * (doc/limits.md). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +94,55 @@ static int check_named(MPI_Datatype named, char *addr, size_t n, void *arg)
     return c->differs;
 }
 
-int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t)
+static bool sizes_differ(const struct io_datarep *rep, MPI_Datatype t)
 {
     if (rep == NULL)
-        return MPI_SUCCESS;
+        return false;
     struct size_check c = { rep, false };
     /* The walk only computes addresses: any base will do. */
     dt_visit(t, (char *)((uintptr_t)1 << 46), 1, check_named, &c);
-    return c.differs ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_SUCCESS;
+    return c.differs;
+}
+
+int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t)
+{
+    return sizes_differ(rep, t) && !rep->external32 ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_SUCCESS;
+}
+
+size_t datarep_size(const struct io_datarep *rep, MPI_Datatype t)
+{
+    return rep != NULL && rep->external32 ? dt_external32_size(t) : t->size;
+}
+
+static bool portable(MPI_Datatype t)
+{
+    switch (t->combiner) {
+    case MPI_COMBINER_NAMED:
+        return true;
+    case MPI_COMBINER_CONTIGUOUS: case MPI_COMBINER_VECTOR: case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_DUP: case MPI_COMBINER_SUBARRAY:
+    case MPI_COMBINER_DARRAY:
+        for (int i = 0; i < t->ntypes; i++)
+            if (!portable(t->types[i]))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+int datarep_layout(const struct io_datarep *rep, MPI_Datatype t, struct io_layout *out)
+{
+    *out = (struct io_layout){ .memory = 1, .file = 1, .scaled = false };
+    if (!sizes_differ(rep, t))
+        return MPI_SUCCESS;
+    MPI_Datatype base = t->uniform;
+    if (!rep->external32 || base == NULL || !base->contiguous || base->size == 0)
+        return MPI_ERR_UNSUPPORTED_DATAREP;
+    out->memory = base->size;
+    out->file = dt_external32_size(base);
+    out->scaled = portable(t);
+    return MPI_SUCCESS;
 }
 
 int datarep_convert(const struct io_datarep *rep, bool writing, void *user, int count, MPI_Datatype t, void *stream,
@@ -115,7 +166,15 @@ int datarep_convert(const struct io_datarep *rep, bool writing, void *user, int 
 int datarep_type_extent(const struct io_datarep *rep, MPI_Datatype t, MPI_Aint *extent)
 {
     *extent = dt_extent(t);
-    if (rep == NULL || !t->predefined)
+    if (rep == NULL)
+        return MPI_SUCCESS;
+    if (rep->external32 && !t->predefined) {
+        struct io_layout l;
+        if (datarep_layout(rep, t, &l) == MPI_SUCCESS && l.scaled)
+            *extent = *extent / (MPI_Aint)l.memory * (MPI_Aint)l.file;
+        return MPI_SUCCESS;
+    }
+    if (!t->predefined)
         return MPI_SUCCESS;
     if (rep->external32) {
         *extent = (MPI_Aint)dt_external32_size(t);

@@ -115,15 +115,15 @@ static bool generation_changed(void *arg)
 
 void io_barrier(struct io_core *core)
 {
-    if (core->size == 1)
+    if (core->nlocal == 1)
         return;
     unsigned gen = atomic_load_explicit(&core->generation, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&core->arrived, 1, memory_order_acq_rel) + 1 == (unsigned)core->size) {
+    if (atomic_fetch_add_explicit(&core->arrived, 1, memory_order_acq_rel) + 1 == (unsigned)core->nlocal) {
         atomic_store_explicit(&core->arrived, 0, memory_order_relaxed);
         atomic_store_explicit(&core->generation, gen + 1, memory_order_release);
         atomic_thread_fence(memory_order_seq_cst);
         for (int i = 0; i < core->size; i++)
-            if (core->members[i] != strand_self)
+            if (core->members[i] != strand_self && core->members[i]->remote == NULL)
                 rank_wake(core->members[i]);
         return;
     }
@@ -144,6 +144,8 @@ void io_barrier(struct io_core *core)
 int io_agree_error(struct strand_file *f, int error)
 {
     struct io_core *core = f->core;
+    if (core->spans)
+        return io_agree_error_span(f, error);
     unsigned seq = f->coll_seq++;
     atomic_int *mine = &core->coll_error[seq % IO_ERROR_SLOTS];
     if (error != MPI_SUCCESS) {
@@ -195,19 +197,27 @@ struct open_input {
     MPI_Info info;
 };
 
-static void core_free(struct io_core *core)
+void io_core_free(struct io_core *core)
 {
     if (core->fd >= 0)
         close(core->fd);
+    if (core->shfp_fd >= 0)
+        close(core->shfp_fd);
     pthread_mutex_destroy(&core->lock_mutex);
     pthread_cond_destroy(&core->lock_released);
+    pthread_mutex_destroy(&core->shfp_mutex);
     hints_free(&core->hints);
     free(core->slots);
+    free(core->gather[0]);
+    free(core->gather[1]);
+    free(core->node_of);
+    free(core->node_leader);
+    free(core->shfp_path);
     free(core->path);
     free(core);
 }
 
-static int open_descriptor(const char *path, int amode, int *fd)
+int io_open_descriptor(const char *path, int amode, int *fd)
 {
     int flags = (amode & MPI_MODE_CREATE ? O_CREAT : 0) | (amode & MPI_MODE_EXCL ? O_EXCL : 0) | O_CLOEXEC;
     if (amode & MPI_MODE_RDONLY) {
@@ -243,21 +253,27 @@ static int open_exchange(int n, void *const *inputs, void **outputs)
     if (core == NULL)
         return MPI_ERR_NO_MEM;
     core->fd = -1;
+    core->shfp_fd = -1;
     core->path = strdup(first->path);
     core->slots = calloc((size_t)n, sizeof *core->slots);
+    for (int i = 0; i < 2; i++)
+        core->gather[i] = calloc((size_t)n * IO_GATHER_MAX, sizeof *core->gather[i]);
     pthread_mutex_init(&core->lock_mutex, NULL);
     pthread_cond_init(&core->lock_released, NULL);
-    if (core->path == NULL || core->slots == NULL) {
-        core_free(core);
+    pthread_mutex_init(&core->shfp_mutex, NULL);
+    if (core->path == NULL || core->slots == NULL || core->gather[0] == NULL || core->gather[1] == NULL) {
+        io_core_free(core);
         return MPI_ERR_NO_MEM;
     }
-    int rc = open_descriptor(first->path, first->amode, &core->fd);
+    int rc = io_open_descriptor(first->path, first->amode, &core->fd);
     if (rc != MPI_SUCCESS) {
-        core_free(core);
+        io_core_free(core);
         return rc;
     }
     core->amode = first->amode;
     core->size = n;
+    core->nlocal = n;
+    core->nnodes = 1;
     hints_default(&core->hints, n);
     hints_apply(&core->hints, first->info, n);
     atomic_store(&core->refs, n);
@@ -281,7 +297,7 @@ static int open_arguments(MPI_Comm comm, const char *filename, int amode, MPI_In
     return amode_check(amode);
 }
 
-static struct strand_file *handle_create(struct io_core *core, int rank)
+struct strand_file *io_handle_create(struct io_core *core, int rank)
 {
     struct strand_file *f = calloc(1, sizeof *f);
     if (f == NULL)
@@ -289,20 +305,68 @@ static struct strand_file *handle_create(struct io_core *core, int rank)
     f->magic = FILE_MAGIC;
     f->core = core;
     f->rank = rank;
+    f->lock_fd = -1;
     f->errhandler = null_handler();
     errhandler_retain(f->errhandler);
     view_set_default(&f->view);
     return f;
 }
 
+/* A spanning group's members hold their private communicator through
+ * handles. */
 static void core_release(struct io_core *core)
 {
     if (atomic_fetch_sub_explicit(&core->refs, 1, memory_order_acq_rel) != 1)
         return;
-    if (core->amode & MPI_MODE_DELETE_ON_CLOSE)
-        unlink(core->path);
-    comm_core_release(core->comm_core);
-    core_free(core);
+    if (!core->spans)
+        comm_core_release(core->comm_core);
+    io_core_free(core);
+}
+
+void io_handle_destroy(struct strand_file *f)
+{
+    struct io_core *core = f->core;
+    view_clear(&f->view);
+    free(f->cb_buffer);
+    if (f->lock_fd >= 0)
+        close(f->lock_fd);
+    if (f->comm != NULL)
+        comm_handle_discard(f->comm);
+    errhandler_release(f->errhandler);
+    handle_magic_clear(&f->magic);
+    free(f);
+    core_release(core);
+}
+
+/* MPI_MODE_APPEND: the individual pointers start at the end of the file. */
+static int file_opened(struct strand_file *f, MPI_File *fh)
+{
+    struct stat st;
+    if ((f->core->amode & MPI_MODE_APPEND) && fstat(f->core->fd, &st) == 0)
+        f->fp = st.st_size;
+    *fh = f;
+    return MPI_SUCCESS;
+}
+
+static int local_opened(const struct build_result *res, const char *where, MPI_File *fh)
+{
+    struct io_core *core = res->output;
+    /* Every member stores the same pointers before the barrier below
+     * (whose last arriver reads `members`). */
+    __atomic_store_n(&core->comm_core, res->core, __ATOMIC_RELAXED);
+    __atomic_store_n(&core->members, res->core->local_members, __ATOMIC_RELAXED);
+    struct strand_file *f = io_handle_create(core, res->rank);
+    if (f == NULL) {
+        core_release(core);
+        *fh = MPI_FILE_NULL;
+        return file_error(NULL, MPI_ERR_NO_MEM, where, "out of memory");
+    }
+    struct stat st;
+    if ((core->amode & MPI_MODE_APPEND) && res->rank == 0 && fstat(core->fd, &st) == 0)
+        atomic_store(&core->shared_fp, st.st_size);
+    /* Nobody uses the file before every member has its handle. */
+    io_barrier(core);
+    return file_opened(f, fh);
 }
 
 int PMPI_File_open(MPI_Comm comm, char *filename, int amode, MPI_Info info, MPI_File *fh)
@@ -316,37 +380,21 @@ int PMPI_File_open(MPI_Comm comm, char *filename, int amode, MPI_Info info, MPI_
     struct open_input in = { path, amode, info };
     struct build_request req = { .expect_size = -1, .input = &in };
     req.error = open_arguments(comm, path, amode, info, fh, c);
-    struct build_result res;
-    rc = comm_build(c, BUILD_DUP, &req, open_exchange, &res);
-    if (rc != MPI_SUCCESS) {
-        if (fh != NULL)
-            *fh = MPI_FILE_NULL;
-        return file_error(NULL, rc, where, "cannot open \"%s\": %s", filename != NULL ? filename : "(null)",
-                          error_class_name(rc));
+    if (!c->core->is_inter && comm_members_span_nodes(c->core->members, c->core->size)) {
+        struct strand_file *f = NULL;
+        rc = span_open(c, path, amode, info, req.error, &f);
+        if (rc == MPI_SUCCESS)
+            return file_opened(f, fh);
+    } else {
+        struct build_result res;
+        rc = comm_build(c, BUILD_DUP, &req, open_exchange, &res);
+        if (rc == MPI_SUCCESS)
+            return local_opened(&res, where, fh);
     }
-    struct io_core *core = res.output;
-    /* Every member stores the same pointers before the barrier below
-     * (whose last arriver reads `members`). */
-    __atomic_store_n(&core->comm_core, res.core, __ATOMIC_RELAXED);
-    __atomic_store_n(&core->members, res.core->local_members, __ATOMIC_RELAXED);
-    struct strand_file *f = handle_create(core, res.rank);
-    if (f == NULL) {
-        core_release(core);
+    if (fh != NULL)
         *fh = MPI_FILE_NULL;
-        return file_error(NULL, MPI_ERR_NO_MEM, where, "out of memory");
-    }
-    if (amode & MPI_MODE_APPEND) {
-        struct stat st;
-        if (fstat(core->fd, &st) == 0) {
-            f->fp = st.st_size;
-            if (res.rank == 0)
-                atomic_store(&core->shared_fp, st.st_size);
-        }
-    }
-    /* Nobody uses the file before every member has its handle. */
-    io_barrier(core);
-    *fh = f;
-    return MPI_SUCCESS;
+    return file_error(NULL, rc, where, "cannot open \"%s\": %s", filename != NULL ? filename : "(null)",
+                      error_class_name(rc));
 }
 STRAND_MPI_ALIAS(MPI_File_open);
 
@@ -361,14 +409,15 @@ int PMPI_File_close(MPI_File *fh)
         return rc;
     if (f->split.active)
         return file_error(f, MPI_ERR_OTHER, where, "a split collective is still pending");
-    struct io_core *core = f->core;
-    io_barrier(core);
-    view_clear(&f->view);
-    free(f->cb_buffer);
-    errhandler_release(f->errhandler);
-    handle_magic_clear(&f->magic);
-    free(f);
-    core_release(core);
+    /* Nonblocking accesses still running finish first (the program
+     * should have completed them; their data is not lost). */
+    io_async_drain(f);
+    io_sync_all(f);
+    io_close_remove(f);
+    /* Nobody returns before a DELETE_ON_CLOSE file is gone. */
+    if (f->core->amode & MPI_MODE_DELETE_ON_CLOSE)
+        io_sync_all(f);
+    io_handle_destroy(f);
     *fh = MPI_FILE_NULL;
     return MPI_SUCCESS;
 }
@@ -418,7 +467,7 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
     rc = size_argument(f, where, size);
     int error = rc;
     /* Every member is done with the old size before it changes. */
-    io_barrier(f->core);
+    io_sync_all(f);
     if (error == MPI_SUCCESS && f->rank == 0 && ftruncate(f->core->fd, size) != 0)
         error = io_errno_class(errno);
     error = io_agree_error(f, error);
@@ -439,7 +488,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
         return rc;
     rc = size_argument(f, where, size);
     int error = rc;
-    io_barrier(f->core);
+    io_sync_all(f);
     if (error == MPI_SUCCESS && f->rank == 0 && size > 0) {
         int e = posix_fallocate(f->core->fd, 0, size);
         if (e == EOPNOTSUPP || e == EINVAL) {
@@ -511,10 +560,11 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
     if (f == NULL)
         return rc;
     int error = info != MPI_INFO_NULL && info_lookup(info) == NULL ? MPI_ERR_INFO : MPI_SUCCESS;
-    /* Members pass the same hints; member 0 applies them for all. */
-    io_barrier(f->core);
-    if (f->rank == 0 && error == MPI_SUCCESS)
-        hints_apply(&f->core->hints, info, f->core->size);
+    /* Members pass the same hints; each node process's leader applies
+     * them for its members. */
+    io_sync_all(f);
+    if (f->rank == f->core->leader && error == MPI_SUCCESS)
+        hints_apply(&f->core->hints, info, f->core->spans ? f->core->nnodes : f->core->size);
     error = io_agree_error(f, error);
     if (error != MPI_SUCCESS)
         return file_error(f, error, where, "invalid info object");
@@ -545,10 +595,10 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
     struct strand_file *f = file_checked(fh, where, &rc);
     if (f == NULL)
         return rc;
-    io_barrier(f->core);
-    if (f->rank == 0)
+    io_sync_all(f);
+    if (f->rank == f->core->leader)
         f->core->atomic = flag != 0;
-    io_barrier(f->core);
+    io_sync_all(f);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_set_atomicity);
@@ -574,10 +624,11 @@ int PMPI_File_sync(MPI_File fh)
         return rc;
     if (f->split.active)
         return file_error(f, MPI_ERR_OTHER, where, "a split collective is pending");
-    /* One descriptor serves every member: one fsync after all arrived. */
-    io_barrier(f->core);
+    /* One descriptor serves the members of a node process: one fsync per
+     * node process after all arrived. */
+    io_sync_all(f);
     int error = MPI_SUCCESS;
-    if (f->rank == 0 && !(f->core->amode & MPI_MODE_RDONLY) && fsync(f->core->fd) != 0)
+    if (f->rank == f->core->leader && !(f->core->amode & MPI_MODE_RDONLY) && fsync(f->core->fd) != 0)
         error = io_errno_class(errno);
     error = io_agree_error(f, error);
     if (error != MPI_SUCCESS)

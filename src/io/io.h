@@ -30,6 +30,9 @@
 
 #define FILE_MAGIC 0x5346494cu      /* "SFIL" */
 
+struct strand_comm;
+struct strand_request;
+
 /* A byte range of the file. */
 struct io_extent {
     MPI_Offset off;
@@ -66,7 +69,7 @@ struct io_view {
 
 /* Hints: what the program asked for, as used (MPI_File_get_info). */
 enum io_switch { IO_AUTOMATIC, IO_ENABLE, IO_DISABLE };
-enum { IO_EXTRA_HINTS = 16, IO_ERROR_SLOTS = 3, OVERSUBSCRIBED_YIELDS = 32 };
+enum { IO_EXTRA_HINTS = 16, IO_ERROR_SLOTS = 3, OVERSUBSCRIBED_YIELDS = 32, IO_GATHER_MAX = 5 };
 struct io_hints {
     long cb_buffer_size;            /* bytes an aggregator moves per system call */
     int cb_nodes;                   /* aggregators */
@@ -88,11 +91,25 @@ struct io_range {
 };
 
 struct io_core {
-    int fd;
+    int fd;                         /* this node process's descriptor */
     char *path;
     int amode;
     int size;                       /* members */
-    struct rank **members;          /* file rank -> rank */
+    struct rank **members;          /* file rank -> rank (proxies for other node processes) */
+    /* Members in this node process meet through memory; when the group
+     * spans node processes (span.c) their leader (lowest local file rank)
+     * speaks for them to the other leaders. */
+    bool spans;
+    int nlocal, leader;
+    int nnodes, my_node;            /* node processes of the group, by lowest file rank */
+    int *node_of;                   /* file rank -> node slot (spans only) */
+    int *node_leader;               /* node slot -> its leader's file rank (spans only) */
+    int64_t *gather[2];             /* io_allgather's buffers, IO_GATHER_MAX per member */
+    /* The shared file pointer of a spanning group: 8 bytes in a hidden
+     * file next to the file, updated under an fcntl lock (span.c). */
+    int shfp_fd;
+    char *shfp_path;
+    pthread_mutex_t shfp_mutex;
     struct comm_core *comm_core;    /* the duplicate of the opening communicator */
     atomic_int refs;                /* open handles */
     bool atomic;                    /* atomic mode (set collectively) */
@@ -127,6 +144,10 @@ struct strand_file {
     char *cb_buffer;                /* this member's collective buffer (aggregators), or NULL */
     size_t cb_buffer_size;
     struct io_split split;
+    struct strand_comm *comm;       /* spans: this member's handle of the file's private communicator */
+    unsigned gather_seq;            /* io_allgather calls on this handle */
+    int lock_fd;                    /* spans: own descriptor for byte-range locks, or -1 */
+    atomic_int pending;             /* nonblocking accesses queued or running (async.c) */
 };
 
 /* Makes room for element n of a growable array `v` of *cap elements:
@@ -156,17 +177,52 @@ struct strand_file *file_query(MPI_File fh, const char *where, const void *out, 
 /* Reports through the file's handler (MPI_FILE_NULL's when f is NULL). */
 int file_error(struct strand_file *f, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* A member's handle on `core` (NULL when out of memory). */
+struct strand_file *io_handle_create(struct io_core *core, int rank);
+/* Frees a handle and drops its reference to the core (the last frees it). */
+void io_handle_destroy(struct strand_file *f);
+void io_core_free(struct io_core *core);
+/* Opens the file as `amode` says: an MPI error class. */
+int io_open_descriptor(const char *path, int amode, int *fd);
 /* The MPI error class of a failed system call's errno. */
 int io_errno_class(int err);
-/* Every member waits until all arrived. */
+/* Every member of this node process waits until all of them arrived. */
 void io_barrier(struct io_core *core);
 /* Agreement on an error: every member passes its own and gets the first
  * non-success class any member passed (collective). */
 int io_agree_error(struct strand_file *f, int error);
 
-/* --- lock.c: byte ranges [lo, hi) held shared or exclusive */
-void range_lock(struct io_core *core, struct io_range *r, MPI_Offset lo, MPI_Offset hi, bool exclusive);
-void range_unlock(struct io_core *core, struct io_range *r);
+/* --- span.c: groups spanning node processes (and what serves both kinds) */
+/* Every member's `k` (<= IO_GATHER_MAX) values at every member: `all`
+ * gets size * k values in file rank order (collective). */
+void io_allgather(struct strand_file *f, const int64_t *mine, int k, int64_t *all);
+/* A barrier over all members, in every node process. */
+void io_sync_all(struct strand_file *f);
+/* io_agree_error for spanning groups: the first error in file rank order. */
+int io_agree_error_span(struct strand_file *f, int error);
+/* The shared file pointer (etypes): *value gets it before adding `add`
+ * (or it is set to *value when `store`). An MPI error class. */
+int shared_fp_access(struct strand_file *f, MPI_Offset add, bool store, MPI_Offset *value);
+/* The open of a group spanning node processes (collective): the
+ * private communicator, this node process's core, the descriptors.
+ * Every member returns the same error class. */
+int span_open(struct strand_comm *c, const char *path, int amode, MPI_Info info, int argerror,
+              struct strand_file **out);
+/* After the closing barrier, member 0 removes the hidden file of a
+ * spanning group's shared pointer and, with DELETE_ON_CLOSE, the file
+ * (every member is done with it; other descriptors may still be open). */
+void io_close_remove(struct strand_file *f);
+/* Tags of the leaders' messages on the file's private communicator. */
+enum { SPAN_TAG_GATHER = 1, SPAN_TAG_RELEASE, SPAN_TAG_SIZES, SPAN_TAG_PLAN, SPAN_TAG_DATA, SPAN_TAG_REPLY };
+void span_send(struct strand_file *f, struct strand_request *req, const void *buf, size_t count,
+               MPI_Datatype type, int dest, int tag);
+void span_recv(struct strand_file *f, void *buf, size_t count, MPI_Datatype type, int source, int tag);
+
+/* --- lock.c: byte ranges [lo, hi) held shared or exclusive; within one
+ * node process a table, across node processes open-file-description
+ * fcntl locks on the member's own descriptor. An MPI error class. */
+int range_lock(struct strand_file *f, struct io_range *r, MPI_Offset lo, MPI_Offset hi, bool exclusive);
+void range_unlock(struct strand_file *f, struct io_range *r);
 
 /* --- hints.c */
 void hints_default(struct io_hints *h, int members);
@@ -188,9 +244,23 @@ void extents_free(struct io_extents *e);
 /* --- datarep.c */
 /* NULL for native/internal; a registered or the external32 representation. */
 int datarep_find(const char *name, const struct io_datarep **rep);
-/* Checks that data of `t` has the same size in the file as in memory
- * (the representations are supported for such types only). */
+/* Checks that data of `t` can be converted: external32 converts every
+ * type; user representations only types whose file size equals their
+ * memory size. */
 int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t);
+/* Bytes of one element of `t` in the file. */
+size_t datarep_size(const struct io_datarep *rep, MPI_Datatype t);
+/* How an etype or filetype lies in the file: elements of `memory` bytes
+ * are `file` bytes there, and displacements are scaled by file/memory
+ * when `scaled` (a portable type), else taken as they are.
+ * MPI_ERR_UNSUPPORTED_DATAREP when the sizes change and the type is not
+ * made of one padding-free predefined type (or the representation is a
+ * user one). */
+struct io_layout {
+    size_t memory, file;
+    bool scaled;
+};
+int datarep_layout(const struct io_datarep *rep, MPI_Datatype t, struct io_layout *out);
 /* Converts `count` elements of `t` at `user` into the file form at `stream`
  * (writing) or back (reading). `position` is the access's view offset. */
 int datarep_convert(const struct io_datarep *rep, bool writing, void *user, int count, MPI_Datatype t,
@@ -229,10 +299,44 @@ int access_independent(struct strand_file *f, struct io_access *a, size_t *moved
  * access (empty when its preparation failed with `error`); every member
  * returns the first error of any member. */
 int access_collective(struct strand_file *f, struct io_access *a, int error, size_t *moved);
+/* --- two-phase collective movement (access.c, exchange.c) */
+enum { IO_ALIGN = 4096 };           /* aggregators' domains start at multiples of it */
+/* What a member hands to a collective: its extents, where each extent's
+ * data starts in its stream, and the stream. */
+struct coll_part {
+    const struct io_extent *ext;
+    size_t *stream_at;
+    size_t n;
+    char *stream;
+    int error;                      /* the member's own error: nobody moves data */
+};
+
+/* First extent of `part` that ends after `off` (extents are in file order). */
+size_t coll_part_first_after(const struct coll_part *part, MPI_Offset off);
+/* An aggregator moves [d0, d1) of the parts' pieces, window by window. */
+int aggregate_domain(struct strand_file *f, struct coll_part **parts, int nparts, bool writing, MPI_Offset d0,
+                     MPI_Offset d1);
+/* Aggregator k of naggr: its equal, aligned share [d0, d1) of [lo, hi). */
+void io_domain(int k, int naggr, MPI_Offset lo, MPI_Offset hi, MPI_Offset *d0, MPI_Offset *d1);
+/* The collective of a spanning group (exchange.c): every member calls it
+ * with its published part `me`; returns its error before agreement. */
+int span_collective(struct strand_file *f, struct io_access *a, struct coll_part *me, size_t *moved);
 /* A complete independent or collective operation at a view position. */
 int io_transfer(struct strand_file *f, const char *where, bool writing, bool collective, MPI_Offset position,
                 void *buf, int count, MPI_Datatype type, MPI_Status *status);
+/* Bytes in the file of `memory_bytes` of data of `type` under the view's
+ * representation. */
+size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t memory_bytes);
 /* The number of etypes a (count, type) access covers; -1 with an error. */
 int access_etypes(struct strand_file *f, const char *where, int count, MPI_Datatype type, MPI_Offset *n);
+
+
+/* --- async.c: nonblocking independent accesses on the I/O thread */
+/* Queues a prepared access (the job owns it on success; on failure the
+ * caller still does) and gives an incomplete request that the I/O
+ * thread completes. An MPI error class. */
+int io_async_start(struct strand_file *f, struct io_access *a, MPI_Request *request);
+/* Waits until none of the handle's nonblocking accesses is left. */
+void io_async_drain(struct strand_file *f);
 
 #endif

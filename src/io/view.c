@@ -39,6 +39,7 @@ static int extents_add(struct io_extents *e, MPI_Offset off, size_t len)
 
 struct flatten {
     uintptr_t base;
+    struct io_layout layout;        /* how the type lies in the file (datarep_layout) */
     struct io_run *runs;
     size_t n, cap;
     size_t bytes;
@@ -78,6 +79,12 @@ static int flatten_visit(MPI_Datatype named, char *addr, size_t n, void *arg)
     MPI_Offset off = (MPI_Offset)((uintptr_t)addr - fl->base);
     if (named->size == 0)
         return 0;
+    const struct io_layout *l = &fl->layout;
+    if (l->file != l->memory) {
+        /* One padding-free predefined type whose size changes in the file. */
+        MPI_Offset at = l->scaled ? off / (MPI_Offset)l->memory * (MPI_Offset)l->file : off;
+        return flatten_add(fl, at, n * l->file);
+    }
     if (named->contiguous)
         return flatten_add(fl, off + named->lb, n * named->size);
     /* Pair types with padding: every block of every element. */
@@ -96,9 +103,12 @@ static int flatten_visit(MPI_Datatype named, char *addr, size_t n, void *arg)
  * typemap is not a valid etype or filetype (MPI-2.2 §13.3: displacements
  * non-negative and monotonically non-decreasing; no overlaps in a file
  * opened for writing). */
-static int type_flatten(MPI_Datatype t, bool writable, struct flatten *fl)
+static int type_flatten(MPI_Datatype t, const struct io_datarep *rep, bool writable, struct flatten *fl)
 {
     *fl = (struct flatten){ .base = (uintptr_t)1 << 46 };
+    int rc = datarep_layout(rep, t, &fl->layout);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (dt_visit(t, (char *)fl->base, 1, flatten_visit, fl) != 0) {
         free(fl->runs);
         return MPI_ERR_NO_MEM;
@@ -113,22 +123,27 @@ static int type_flatten(MPI_Datatype t, bool writable, struct flatten *fl)
 static int view_flatten(struct io_view *v, bool writable)
 {
     struct flatten fl;
-    int rc = type_flatten(v->etype, writable, &fl);
+    int rc = type_flatten(v->etype, v->rep, writable, &fl);
     if (rc != MPI_SUCCESS)
         return rc;
     free(fl.runs);
     MPI_Datatype t = v->filetype;
-    v->tile_extent = dt_extent(t);
-    if (t->contiguous && t->lb == 0) {
+    struct io_layout l;
+    if ((rc = datarep_layout(v->rep, t, &l)) != MPI_SUCCESS)
+        return rc;
+    /* external32: a portable filetype's extent scales with its elements. */
+    v->tile_extent = l.scaled ? dt_extent(t) / (MPI_Aint)l.memory * (MPI_Aint)l.file : dt_extent(t);
+    if (t->contiguous && t->lb == 0 && (l.file == l.memory || l.scaled)) {
+        size_t bytes = t->size / l.memory * l.file;
         v->runs = malloc(sizeof *v->runs);
         if (v->runs == NULL)
             return MPI_ERR_NO_MEM;
-        v->runs[0] = (struct io_run){ 0, t->size, 0 };
-        v->nruns = t->size > 0;
-        v->tile_bytes = t->size;
+        v->runs[0] = (struct io_run){ 0, bytes, 0 };
+        v->nruns = bytes > 0;
+        v->tile_bytes = bytes;
         return MPI_SUCCESS;
     }
-    if ((rc = type_flatten(t, writable, &fl)) != MPI_SUCCESS)
+    if ((rc = type_flatten(t, v->rep, writable, &fl)) != MPI_SUCCESS)
         return rc;
     v->runs = fl.runs;
     v->nruns = fl.n;
@@ -248,11 +263,13 @@ static int view_arguments(struct strand_file *f, MPI_Offset disp, MPI_Datatype e
         *why = "unknown data representation";
         return rc;
     }
-    rc = datarep_check_type(*rep, etype);
+    struct io_layout l;
+    rc = datarep_layout(*rep, etype, &l);
     if (rc == MPI_SUCCESS)
-        rc = datarep_check_type(*rep, filetype);
+        rc = datarep_layout(*rep, filetype, &l);
     if (rc != MPI_SUCCESS)
-        *why = "the data representation changes the size of these types (not supported)";
+        *why = "the data representation changes the size of these types, which are not made of one "
+               "padding-free predefined type (or the representation is a user one): not supported";
     return rc;
 }
 
@@ -271,10 +288,13 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     int error = view_arguments(f, disp, etype, filetype, datarep, info, &rep, &why);
     struct io_view v = { 0 };
     if (error == MPI_SUCCESS) {
+        MPI_Offset shared = 0;
+        if (disp == MPI_DISPLACEMENT_CURRENT && (error = shared_fp_access(f, 0, false, &shared)) != MPI_SUCCESS)
+            why = "cannot read the shared file pointer";
         if (disp == MPI_DISPLACEMENT_CURRENT)
-            disp = view_byte_offset(&f->view, atomic_load(&f->core->shared_fp) * (MPI_Offset)f->view.esize);
+            disp = view_byte_offset(&f->view, shared * (MPI_Offset)f->view.esize);
         v = (struct io_view){ .disp = disp, .etype = etype, .filetype = filetype, .rep = rep,
-                              .esize = etype->size };
+                              .esize = datarep_size(rep, etype) };
         snprintf(v.datarep, sizeof v.datarep, "%s", datarep);
         error = view_flatten(&v, !(f->core->amode & MPI_MODE_RDONLY));
         if (error == MPI_ERR_IO)
@@ -295,11 +315,13 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     view_clear(&f->view);
     f->view = v;
     f->fp = 0;
-    if (f->rank == 0) {
-        atomic_store(&f->core->shared_fp, 0);
-        hints_apply(&f->core->hints, info, f->core->size);
-    }
-    io_barrier(f->core);
+    MPI_Offset zero = 0;
+    int error_fp = f->rank == 0 ? shared_fp_access(f, 0, true, &zero) : MPI_SUCCESS;
+    if (f->rank == f->core->leader)
+        hints_apply(&f->core->hints, info, f->core->spans ? f->core->nnodes : f->core->size);
+    error_fp = io_agree_error(f, error_fp);
+    if (error_fp != MPI_SUCCESS)
+        return file_error(f, error_fp, where, "cannot reset the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_set_view);
@@ -448,14 +470,20 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     struct strand_file *f = file_checked(fh, where, &rc);
     if (f == NULL)
         return rc;
-    MPI_Offset target = 0;
-    int error = seek_target(f, where, atomic_load(&f->core->shared_fp), offset, whence, &target);
+    MPI_Offset target = 0, current = 0;
+    int error = shared_fp_access(f, 0, false, &current);
+    if (error != MPI_SUCCESS)
+        error = file_error(f, error, where, "cannot read the shared file pointer");
+    else
+        error = seek_target(f, where, current, offset, whence, &target);
     int agreed = io_agree_error(f, error);
     if (agreed != MPI_SUCCESS)
         return error != MPI_SUCCESS ? error : file_error(f, agreed, where, "another member's seek failed");
     if (f->rank == 0)
-        atomic_store(&f->core->shared_fp, target);
-    io_barrier(f->core);
+        error = shared_fp_access(f, 0, true, &target);
+    agreed = io_agree_error(f, error);
+    if (agreed != MPI_SUCCESS)
+        return file_error(f, agreed, where, "cannot move the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_seek_shared);
@@ -467,7 +495,9 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     struct strand_file *f = file_query(fh, where, offset, &rc);
     if (f == NULL)
         return rc;
-    *offset = atomic_load(&f->core->shared_fp);
+    rc = shared_fp_access(f, 0, false, offset);
+    if (rc != MPI_SUCCESS)
+        return file_error(f, rc, where, "cannot read the shared file pointer");
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_File_get_position_shared);

@@ -89,6 +89,26 @@ static inline unsigned char *io_slurp(const char *path, long *size)
     return buf;
 }
 
+/* A test case over the run's directory: its error count. */
+typedef int (*io_case)(const char *dir);
+
+/* A whole test program: MPI_Init, a fresh directory, the cases rank 0
+ * runs alone (on files of MPI_COMM_SELF), then those all ranks run, the
+ * directory's removal and the result. */
+static inline int io_main(int *argc, char ***argv, const io_case *alone, int nalone, const io_case *all, int nall)
+{
+    MPI_Init(argc, argv);
+    int errs = 0;
+    char dir[IO_PATH_MAX];
+    io_tmpdir(dir);
+    for (int i = 0; i < nalone && tu_rank() == 0; i++)
+        errs += alone[i](dir);
+    for (int i = 0; i < nall; i++)
+        errs += all[i](dir);
+    io_tmpdir_remove(dir);
+    return tu_finish(errs);
+}
+
 /* The error class of a call expected to fail. */
 #define CHECK_CLASS(what, expected, call)                                    \
     do {                                                                     \

@@ -2,6 +2,8 @@
  * extents (tiles, runs, merging, starts inside a run), byte offsets, and
  * the byte-range lock's conflict rule. */
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "io/io.h"
@@ -55,7 +57,7 @@ static void test_extents_merge(void)
 }
 
 struct locker {
-    struct io_core *core;
+    struct strand_file file;        /* its own handle: its own lock owner */
     MPI_Offset lo, hi;
     bool exclusive;
     atomic_int *inside;
@@ -66,41 +68,72 @@ static void *take(void *arg)
 {
     struct locker *l = arg;
     struct io_range r;
-    range_lock(l->core, &r, l->lo, l->hi, l->exclusive);
+    CU_ASSERT_EQUAL(range_lock(&l->file, &r, l->lo, l->hi, l->exclusive), MPI_SUCCESS);
     l->seen_inside = atomic_fetch_add(l->inside, 1);
     atomic_fetch_sub(l->inside, 1);
-    range_unlock(l->core, &r);
+    range_unlock(&l->file, &r);
     return NULL;
 }
 
-static void test_range_locks(void)
+static struct strand_file handle_of(struct io_core *core)
+{
+    return (struct strand_file){ .core = core, .lock_fd = -1 };
+}
+
+/* The same scenario with the table of one node process and with the
+ * fcntl locks used across node processes (each handle its own owner). */
+static void range_lock_scenario(bool spans)
 {
     struct io_core core;
     memset(&core, 0, sizeof core);
     pthread_mutex_init(&core.lock_mutex, NULL);
     pthread_cond_init(&core.lock_released, NULL);
+    char path[] = "/tmp/strand-test-io-lock-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    core.spans = spans;
+    core.path = path;
+    core.amode = MPI_MODE_RDWR;
     atomic_int inside = 0;
     struct io_range a, b;
+    struct strand_file fa = handle_of(&core), fb = handle_of(&core);
     /* Shared ranges coexist; a disjoint exclusive one too. */
-    range_lock(&core, &a, 0, 100, false);
-    range_lock(&core, &b, 50, 150, false);
-    struct locker far = { &core, 200, 300, true, &inside, -1 };
+    range_lock(&fa, &a, 0, 100, false);
+    range_lock(&fb, &b, 50, 150, false);
+    struct locker far = { handle_of(&core), 200, 300, true, &inside, -1 };
     pthread_t t;
     pthread_create(&t, NULL, take, &far);
     pthread_join(t, NULL);
     CU_ASSERT_EQUAL(far.seen_inside, 0);
     /* An overlapping exclusive one waits until both are released. */
-    struct locker near = { &core, 90, 95, true, &inside, -1 };
+    struct locker near = { handle_of(&core), 90, 95, true, &inside, -1 };
     atomic_store(&inside, 1);       /* "we are inside" until we release */
     pthread_create(&t, NULL, take, &near);
-    range_unlock(&core, &b);
+    range_unlock(&fb, &b);
+    usleep(20000);                  /* a wrong lock lets it in now, and it sees 1 */
     atomic_store(&inside, 0);
-    range_unlock(&core, &a);
+    range_unlock(&fa, &a);
     pthread_join(t, NULL);
     CU_ASSERT_EQUAL(near.seen_inside, 0);
     CU_ASSERT_PTR_NULL(core.held);
+    struct strand_file *handles[] = { &fa, &fb, &far.file, &near.file };
+    for (int i = 0; i < 4; i++)
+        if (handles[i]->lock_fd >= 0)
+            close(handles[i]->lock_fd);
+    unlink(path);
     pthread_mutex_destroy(&core.lock_mutex);
     pthread_cond_destroy(&core.lock_released);
+}
+
+static void test_range_locks(void)
+{
+    range_lock_scenario(false);
+}
+
+static void test_range_locks_fcntl(void)
+{
+    range_lock_scenario(true);
 }
 
 int main(void)
@@ -110,5 +143,6 @@ int main(void)
     CU_add_test(s, "view extents across runs and tiles", test_extents);
     CU_add_test(s, "adjacent runs merge; identity view", test_extents_merge);
     CU_add_test(s, "byte-range locks", test_range_locks);
+    CU_add_test(s, "byte-range locks across node processes (fcntl)", test_range_locks_fcntl);
     return unit_run_registry();
 }
