@@ -111,11 +111,7 @@ int access_check(struct strand_file *f, bool writing, MPI_Offset position, void 
         *why = "the view holds no data";
         return MPI_ERR_ARG;
     }
-    if (datarep_check_type(f->view.rep, type) != MPI_SUCCESS) {
-        *why = "the data representation changes the size of this type (not supported)";
-        return MPI_ERR_UNSUPPORTED_DATAREP;
-    }
-    return MPI_SUCCESS;
+    return datarep_check_type(f->view.rep, type, why);
 }
 
 int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_Offset position, void *buf,

@@ -3,17 +3,18 @@
  * code) and representations the program registers with conversion
  * functions.
  *
- * external32 changes the size of some types (MPI_LONG and
- * MPI_UNSIGNED_LONG 4 bytes, MPI_WCHAR 2): data is converted to and from a
- * stream of file-sized elements, and an etype or filetype is laid out in
+ * A representation may change the size of some types (external32:
+ * MPI_LONG and MPI_UNSIGNED_LONG 4 bytes, MPI_WCHAR 2; a registered one:
+ * whatever its extent function says for each predefined type): data is
+ * converted to and from a stream of file-sized elements, and an etype or
+ * filetype is laid out in
  * the file as §13.5.2 says: the displacements of a PORTABLE type (built
  * from one predefined type by contiguous, vector, indexed, indexed_block,
  * dup, subarray, darray) are scaled to the file sizes, those of other
  * types (byte displacements: hvector, hindexed, struct, resized) are taken
  * as they are. A view type must then be made of one predefined type
- * without padding (not MPI_LONG_INT...). User representations are
- * supported for types whose size in the file equals their size in memory
- * (doc/limits.md). */
+ * without padding (not MPI_LONG_INT...), and a registered representation
+ * needs both conversion functions (no conversion cannot change a size). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,44 +75,78 @@ int datarep_find(const char *name, const struct io_datarep **rep)
     return *rep != NULL ? MPI_SUCCESS : MPI_ERR_UNSUPPORTED_DATAREP;
 }
 
-struct size_check {
+/* Bytes of one `named` (a predefined type) in the file, or -1 when the
+ * representation's extent function fails. */
+static MPI_Aint named_file_size(const struct io_datarep *rep, MPI_Datatype named)
+{
+    if (rep->external32)
+        return (MPI_Aint)dt_external32_size(named);
+    MPI_Aint extent = (MPI_Aint)named->size;
+    return rep->extent_fn(named, &extent, rep->extra_state) == MPI_SUCCESS && extent >= 0 ? extent : -1;
+}
+
+/* One element of a type in the file: its size there, whether that differs
+ * from its size in memory, whether the extent function failed. */
+struct file_size {
     const struct io_datarep *rep;
-    bool differs;
+    size_t bytes;
+    bool differs, failed;
 };
 
-static int check_named(MPI_Datatype named, char *addr, size_t n, void *arg)
+static int add_named(MPI_Datatype named, char *addr, size_t n, void *arg)
 {
-    (void)addr, (void)n;
-    struct size_check *c = arg;
+    (void)addr;
+    struct file_size *fs = arg;
     if (named->size == 0)
         return 0;
-    MPI_Aint file_extent = (MPI_Aint)named->size;
-    if (c->rep->external32)
-        file_extent = (MPI_Aint)dt_external32_size(named);
-    else if (c->rep->extent_fn(named, &file_extent, c->rep->extra_state) != MPI_SUCCESS)
-        file_extent = -1;
-    c->differs |= file_extent != (MPI_Aint)named->size;
-    return c->differs;
+    MPI_Aint each = named_file_size(fs->rep, named);
+    fs->failed |= each < 0;
+    fs->differs |= each != (MPI_Aint)named->size;
+    fs->bytes += (size_t)each * n;
+    return fs->failed;
+}
+
+static struct file_size file_size_of(const struct io_datarep *rep, MPI_Datatype t)
+{
+    struct file_size fs = { rep, 0, false, false };
+    if (rep == NULL) {
+        fs.bytes = t->size;
+        return fs;
+    }
+    /* The walk only computes addresses: any base will do. */
+    dt_visit(t, (char *)((uintptr_t)1 << 46), 1, add_named, &fs);
+    return fs;
 }
 
 static bool sizes_differ(const struct io_datarep *rep, MPI_Datatype t)
 {
-    if (rep == NULL)
-        return false;
-    struct size_check c = { rep, false };
-    /* The walk only computes addresses: any base will do. */
-    dt_visit(t, (char *)((uintptr_t)1 << 46), 1, check_named, &c);
-    return c.differs;
+    struct file_size fs = file_size_of(rep, t);
+    return fs.differs || fs.failed;
 }
 
-int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t)
+int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t, const char **why)
 {
-    return sizes_differ(rep, t) && !rep->external32 ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_SUCCESS;
+    struct file_size fs = file_size_of(rep, t);
+    if (fs.failed) {
+        *why = "the data representation's extent function failed for this type";
+        return MPI_ERR_CONVERSION;
+    }
+    if (fs.differs && !rep->external32 &&
+        (rep->read_fn == NULL || rep->read_fn == PMPI_CONVERSION_FN_NULL ||
+         rep->read_fn == MPI_CONVERSION_FN_NULL || rep->write_fn == NULL ||
+         rep->write_fn == PMPI_CONVERSION_FN_NULL || rep->write_fn == MPI_CONVERSION_FN_NULL)) {
+        *why = "the data representation changes the size of this type but has no conversion function";
+        return MPI_ERR_UNSUPPORTED_DATAREP;
+    }
+    return MPI_SUCCESS;
 }
 
 size_t datarep_size(const struct io_datarep *rep, MPI_Datatype t)
 {
-    return rep != NULL && rep->external32 ? dt_external32_size(t) : t->size;
+    if (rep != NULL && rep->external32)
+        return dt_external32_size(t);
+    struct file_size fs = file_size_of(rep, t);
+    return fs.failed ? t->size : fs.bytes;
 }
 
 static bool portable(MPI_Datatype t)
@@ -137,10 +172,10 @@ int datarep_layout(const struct io_datarep *rep, MPI_Datatype t, struct io_layou
     if (!sizes_differ(rep, t))
         return MPI_SUCCESS;
     MPI_Datatype base = t->uniform;
-    if (!rep->external32 || base == NULL || !base->contiguous || base->size == 0)
+    if (base == NULL || !base->contiguous || base->size == 0 || named_file_size(rep, base) <= 0)
         return MPI_ERR_UNSUPPORTED_DATAREP;
     out->memory = base->size;
-    out->file = dt_external32_size(base);
+    out->file = (size_t)named_file_size(rep, base);
     out->scaled = portable(t);
     return MPI_SUCCESS;
 }
@@ -168,19 +203,17 @@ int datarep_type_extent(const struct io_datarep *rep, MPI_Datatype t, MPI_Aint *
     *extent = dt_extent(t);
     if (rep == NULL)
         return MPI_SUCCESS;
-    if (rep->external32 && !t->predefined) {
+    if (!t->predefined) {
         struct io_layout l;
         if (datarep_layout(rep, t, &l) == MPI_SUCCESS && l.scaled)
             *extent = *extent / (MPI_Aint)l.memory * (MPI_Aint)l.file;
         return MPI_SUCCESS;
     }
-    if (!t->predefined)
-        return MPI_SUCCESS;
-    if (rep->external32) {
-        *extent = (MPI_Aint)dt_external32_size(t);
-        return MPI_SUCCESS;
-    }
-    return rep->extent_fn(t, extent, rep->extra_state) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_CONVERSION;
+    MPI_Aint size = named_file_size(rep, t);
+    if (size < 0)
+        return MPI_ERR_CONVERSION;
+    *extent = size;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Register_datarep(char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,

@@ -244,18 +244,18 @@ void extents_free(struct io_extents *e);
 /* --- datarep.c */
 /* NULL for native/internal; a registered or the external32 representation. */
 int datarep_find(const char *name, const struct io_datarep **rep);
-/* Checks that data of `t` can be converted: external32 converts every
- * type; user representations only types whose file size equals their
- * memory size. */
-int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t);
+/* Checks that data of `t` can be converted: MPI_ERR_CONVERSION when a
+ * registered representation's extent function fails for one of its
+ * predefined types, MPI_ERR_UNSUPPORTED_DATAREP when the representation
+ * changes a size but lacks a conversion function; *why says which. */
+int datarep_check_type(const struct io_datarep *rep, MPI_Datatype t, const char **why);
 /* Bytes of one element of `t` in the file. */
 size_t datarep_size(const struct io_datarep *rep, MPI_Datatype t);
 /* How an etype or filetype lies in the file: elements of `memory` bytes
  * are `file` bytes there, and displacements are scaled by file/memory
  * when `scaled` (a portable type), else taken as they are.
  * MPI_ERR_UNSUPPORTED_DATAREP when the sizes change and the type is not
- * made of one padding-free predefined type (or the representation is a
- * user one). */
+ * made of one padding-free predefined type. */
 struct io_layout {
     size_t memory, file;
     bool scaled;
