@@ -67,13 +67,13 @@ size_t access_file_bytes(const struct strand_file *f, MPI_Datatype type, size_t 
     return memory_bytes / type->size * fsize;
 }
 
-/* The converse: the memory bytes of `file_bytes` of data of `type`. */
-static size_t memory_bytes_of(const struct strand_file *f, MPI_Datatype type, size_t file_bytes)
+/* The converse: the memory bytes of `file_bytes` of data of an access. */
+static size_t memory_bytes_of(const struct io_access *a, size_t file_bytes)
 {
-    size_t fsize = datarep_size(f->view.rep, type);
-    if (fsize == type->size || fsize == 0)
+    size_t fsize = a->element_file_bytes;
+    if (fsize == a->type->size || fsize == 0)
         return file_bytes;
-    return file_bytes / fsize * type->size;
+    return file_bytes / fsize * a->type->size;
 }
 
 int access_check(struct strand_file *f, bool writing, MPI_Offset position, void *buf, int count,
@@ -122,6 +122,7 @@ int access_prepare(struct strand_file *f, const char *where, bool writing, MPI_O
     int rc = access_check(f, writing, position, buf, count, type, &a->why);
     if (rc != MPI_SUCCESS)
         return rc;
+    a->element_file_bytes = datarep_size(f->view.rep, type);
     a->bytes = access_file_bytes(f, type, (size_t)count * type->size);
     if (a->bytes == 0)
         return MPI_SUCCESS;
@@ -161,8 +162,8 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
     if (error == MPI_SUCCESS && !a->writing && a->staging != NULL && moved > 0) {
         if (f->view.rep != NULL) {
             /* Converted element by element: whole elements only. */
-            size_t fsize = datarep_size(f->view.rep, a->type);
-            int whole = (int)(moved / fsize);
+            size_t fsize = a->element_file_bytes;
+            int whole = fsize > 0 ? (int)(moved / fsize) : 0;
             moved = (size_t)whole * fsize;
             error = datarep_convert(f->view.rep, false, a->buf, whole, a->type, a->staging, a->position);
         } else {
@@ -177,7 +178,7 @@ int access_finish(struct strand_file *f, struct io_access *a, size_t moved, int 
         status->MPI_TAG = MPI_ANY_TAG;
         status->strand_cancelled = 0;
         bool counted = error == MPI_SUCCESS || !a->writing;
-        status->strand_count = counted ? (long long)memory_bytes_of(f, a->type, moved) : 0;
+        status->strand_count = counted ? (long long)memory_bytes_of(a, moved) : 0;
     }
     return error;
 }

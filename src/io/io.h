@@ -278,6 +278,10 @@ struct io_access {
     char *stream;                   /* data stream (user buffer or staging) */
     char *staging;                  /* owned staging buffer, or NULL */
     size_t bytes;
+    size_t element_file_bytes;      /* one element of `type` in the file, found at
+                                     * the call (a registered representation's
+                                     * extent function may call MPI: not on the
+                                     * I/O thread) */
     struct io_extents ext;
     const char *why;                /* what was wrong, when access_prepare fails */
 };
