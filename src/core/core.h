@@ -49,11 +49,11 @@ struct rank {
      * is its node process (src/net/net.h). Written once at start, so the
      * sender's one branch reads a line every sender keeps shared. */
     struct net_peer *remote;
-    /* What a sender touches, in one cache line: the waiter (rank_wake reads
-     * `sleepers` after delivering) and the mailbox's lock, queue ends and
-     * envelope lists (pt2pt_state.h); the request pool starts the next. */
+    /* Every sender reads `waiter.sleepers` after delivering (rank_wake);
+     * the rank writes it only when it goes to sleep, so it has a line of
+     * its own, apart from the mailbox line the lock holder writes. */
     _Alignas(64) struct rank_waiter waiter;
-    struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
+    _Alignas(64) struct pt2pt_rank_state pt2pt; /* mailbox, request pool, attached buffer, lanes */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
     struct strand_comm *comm_self;
     /* its program thread's stack (from the node, so a crash report can
@@ -65,9 +65,11 @@ struct rank {
     size_t alt_stack_size;
 };
 
-_Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
-                       offsetof(struct rank, waiter) <= 64,
-               "the waiter and the mailbox's lock, queues and envelope lists share one cache line");
+_Static_assert(offsetof(struct rank, pt2pt.mailbox.nlanes) + sizeof(atomic_int) -
+                       offsetof(struct rank, pt2pt.mailbox) <= 64,
+               "the mailbox's lock, queues, envelope lists and lane count share one cache line");
+_Static_assert(offsetof(struct rank, pt2pt) - offsetof(struct rank, waiter) >= 64,
+               "the waiter, read by every sender, is not on the mailbox's line");
 
 struct node_config {
     int nranks;

@@ -20,6 +20,7 @@ static struct message message_of(const struct strand_comm *c, const void *buf, i
 
 static bool completion_done_cond(void *arg)
 {
+    pt2pt_progress(strand_self);
     return completion_is_done(arg);
 }
 
