@@ -87,6 +87,10 @@ struct node {
     struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter sleeps */
+    /* Sleepers issue a process-wide barrier (membarrier) after announcing
+     * themselves, so rank_wake_light needs no fence (wait.c). Set once
+     * before any rank runs. */
+    bool light_wakes;
     double wtime_base;
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
@@ -184,6 +188,24 @@ static inline void rank_wake(struct rank *r)
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
         rank_wake_slow(r);
 }
+
+/* The same for a waker on a hot path (a lane send): when sleepers pay the
+ * process-wide barrier (light_wakes), a compiler barrier orders our store
+ * before the load of `sleepers` (asymmetric Dekker, see wait.c). */
+static inline void rank_wake_light(struct rank *r)
+{
+    if (!strand_node.light_wakes) {
+        rank_wake(r);
+        return;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
+        rank_wake_slow(r);
+}
+
+/* Registers for the sleepers' barrier; true if the kernel supports it
+ * (wait.c, called once by the node before ranks start). */
+bool waiting_setup(void);
 
 /* Called on the first MPI_Init in a thread that is not a rank thread. */
 int node_start_singleton(void);

@@ -140,6 +140,7 @@ static int node_setup(void)
     if (n->ncores < 1)
         n->ncores = 1;
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
+    n->light_wakes = waiting_setup();
     atomic_store(&n->ranks_total, n->config.nranks);
     n->wtime_base = monotonic_seconds();
     /* In a job over several node processes, world_create_initial has the

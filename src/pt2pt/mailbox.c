@@ -238,7 +238,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
 {
     struct rank *self = strand_self;
     if (!sync && m->bytes <= LANE_MAX_BYTES && self != NULL && lane_send(self, dest, m)) {
-        rank_wake(dest);
+        rank_wake_light(dest);
         return QUEUED_EAGER;
     }
     struct mailbox *mb = &dest->pt2pt.mailbox;
