@@ -65,9 +65,10 @@ struct rank {
     size_t alt_stack_size;
 };
 
-_Static_assert(offsetof(struct rank, pt2pt.mailbox.nlanes) + sizeof(atomic_int) -
-                       offsetof(struct rank, pt2pt.mailbox) <= 64,
-               "the mailbox's lock, queues, envelope lists and lane count share one cache line");
+_Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
+                       offsetof(struct rank, pt2pt.mailbox) <= 64 &&
+                   offsetof(struct rank, pt2pt.mailbox.nlanes) - offsetof(struct rank, pt2pt.mailbox) >= 64,
+               "the mailbox's lock, queues and envelope lists share one cache line, the lanes are on the next");
 _Static_assert(offsetof(struct rank, pt2pt) - offsetof(struct rank, waiter) >= 64,
                "the waiter, read by every sender, is not on the mailbox's line");
 
@@ -89,7 +90,7 @@ struct node {
     int spin_limit;                 /* polls before a waiter sleeps */
     /* Sleepers issue a process-wide barrier (membarrier) after announcing
      * themselves, so rank_wake_light needs no fence (wait.c). Set once
-     * before any rank runs. */
+     * before any rank runs, when ranks do not outnumber cores (node.c). */
     bool light_wakes;
     double wtime_base;
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */

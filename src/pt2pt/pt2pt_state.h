@@ -20,7 +20,9 @@ enum { MAILBOX_LANES = 16 };
  * appends to the unexpected queue while holding the lock, and so does
  * whoever drains the lanes (lane.h). The first line is what the lock
  * holder touches; `lanes` are written under the lock and read lock-free
- * by the receiving rank's polls (`nlanes` published last). */
+ * by the receiving rank's every poll (`nlanes` published last), so they
+ * have the next line: on the lock's line, those polls took the line away
+ * from every sender on the mailbox path (64 KiB streaming 13 -> 9 GB/s). */
 struct mailbox {
     struct lite_lock lock;
     int probers;                              /* threads blocked in MPI_Probe: wake on arrival */
@@ -28,7 +30,7 @@ struct mailbox {
     struct envelope *unexpected_head, *unexpected_tail;
     struct envelope *free_envelopes;          /* under lock */
     struct atomic_stack returned_envelopes;   /* consumed envelopes, given back lock-free */
-    atomic_int nlanes;
+    _Alignas(64) atomic_int nlanes;
     struct lane *lanes[MAILBOX_LANES];
 };
 
