@@ -27,7 +27,11 @@ enum {
     STACK_GUARD = 1 << 20,          /* catches frames up to this size running off a stack */
     ALT_STACK_SIZE = 64 << 10,      /* for the crash report (signals.c) */
     DEFAULT_EAGER_LIMIT = 16 << 10,
-    SPINS_DEDICATED = 4000,     /* a core each: spin a few microseconds */
+    /* A core each: spin tens of microseconds. A sleeper pays membarrier
+     * (light wakes, src/core/wait.c); with a few microseconds of spinning
+     * a receiver slept between the messages of a 64 KiB stream
+     * (doc/performance.md §12). */
+    SPINS_DEDICATED = 20000,
     SPINS_OVERSUBSCRIBED = 1,   /* sharing cores: the awaited rank is not running; poll once */
 };
 

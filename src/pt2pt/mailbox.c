@@ -230,14 +230,17 @@ void pt2pt_progress(struct rank *self)
 }
 
 /* A small message goes into the sender's lane to `dest` when it has one
- * with room (lane.h); the rest, and those, take the mailbox path: under the
+ * with room (lane.h) and ranks do not outnumber cores (light wakes: with
+ * more ranks than cores the lanes made a 64-rank halo exchange slower,
+ * doc/performance.md §12); the rest take the mailbox path: under the
  * lock, the lanes are drained first (so nothing overtakes what a sender
  * put in its lane), then the posted queue is matched. */
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done)
 {
     struct rank *self = strand_self;
-    if (!sync && m->bytes <= LANE_MAX_BYTES && self != NULL && lane_send(self, dest, m)) {
+    if (!sync && m->bytes <= LANE_MAX_BYTES && strand_node.light_wakes && self != NULL &&
+        lane_send(self, dest, m)) {
         rank_wake_light(dest);
         return QUEUED_EAGER;
     }
