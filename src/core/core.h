@@ -49,11 +49,11 @@ struct rank {
      * is its node process (src/net/net.h). Written once at start, so the
      * sender's one branch reads a line every sender keeps shared. */
     struct net_peer *remote;
-    /* What a sender touches, in one cache line: the waiter (rank_wake reads
-     * `sleepers` after delivering) and the mailbox's lock, queue ends and
-     * envelope lists (pt2pt_state.h); the request pool starts the next. */
+    /* Every sender reads `waiter.sleepers` after delivering (rank_wake);
+     * the rank writes it only when it goes to sleep, so it has a line of
+     * its own, apart from the mailbox line the lock holder writes. */
     _Alignas(64) struct rank_waiter waiter;
-    struct pt2pt_rank_state pt2pt;  /* mailbox, request pool, attached buffer */
+    _Alignas(64) struct pt2pt_rank_state pt2pt; /* mailbox, request pool, attached buffer, lanes */
     struct strand_comm *comm_world; /* this rank's handles of the predefined comms */
     struct strand_comm *comm_self;
     /* its program thread's stack (from the node, so a crash report can
@@ -66,8 +66,11 @@ struct rank {
 };
 
 _Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
-                       offsetof(struct rank, waiter) <= 64,
-               "the waiter and the mailbox's lock, queues and envelope lists share one cache line");
+                       offsetof(struct rank, pt2pt.mailbox) <= 64 &&
+                   offsetof(struct rank, pt2pt.mailbox.nlanes) - offsetof(struct rank, pt2pt.mailbox) >= 64,
+               "the mailbox's lock, queues and envelope lists share one cache line, the lanes are on the next");
+_Static_assert(offsetof(struct rank, pt2pt) - offsetof(struct rank, waiter) >= 64,
+               "the waiter, read by every sender, is not on the mailbox's line");
 
 struct node_config {
     int nranks;
@@ -85,6 +88,10 @@ struct node {
     struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter sleeps */
+    /* Sleepers issue a process-wide barrier (membarrier) after announcing
+     * themselves, so rank_wake_light needs no fence (wait.c). Set once
+     * before any rank runs, when ranks do not outnumber cores (node.c). */
+    bool light_wakes;
     double wtime_base;
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
@@ -182,6 +189,24 @@ static inline void rank_wake(struct rank *r)
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
         rank_wake_slow(r);
 }
+
+/* The same for a waker on a hot path (a lane send): when sleepers pay the
+ * process-wide barrier (light_wakes), a compiler barrier orders our store
+ * before the load of `sleepers` (asymmetric Dekker, see wait.c). */
+static inline void rank_wake_light(struct rank *r)
+{
+    if (!strand_node.light_wakes) {
+        rank_wake(r);
+        return;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
+        rank_wake_slow(r);
+}
+
+/* Registers for the sleepers' barrier; true if the kernel supports it
+ * (wait.c, called once by the node before ranks start). */
+bool waiting_setup(void);
 
 /* Called on the first MPI_Init in a thread that is not a rank thread. */
 int node_start_singleton(void);

@@ -27,7 +27,11 @@ enum {
     STACK_GUARD = 1 << 20,          /* catches frames up to this size running off a stack */
     ALT_STACK_SIZE = 64 << 10,      /* for the crash report (signals.c) */
     DEFAULT_EAGER_LIMIT = 16 << 10,
-    SPINS_DEDICATED = 4000,     /* a core each: spin a few microseconds */
+    /* A core each: spin tens of microseconds. A sleeper pays membarrier
+     * (light wakes, src/core/wait.c); with a few microseconds of spinning
+     * a receiver slept between the messages of a 64 KiB stream
+     * (doc/performance.md §12). */
+    SPINS_DEDICATED = 20000,
     SPINS_OVERSUBSCRIBED = 1,   /* sharing cores: the awaited rank is not running; poll once */
 };
 
@@ -142,6 +146,12 @@ static int node_setup(void)
     if (n->ncores < 1)
         n->ncores = 1;
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
+    /* Only while every rank has a core: then sleeps are rare, while with
+     * more ranks than cores every hand-off sleeps and membarrier's
+     * inter-processor interrupts made a 64-rank halo 7x slower. Fixed
+     * here, before any rank runs (both sides must agree); spawned ranks
+     * that oversubscribe later make sleeps dearer, not incorrect. */
+    n->light_wakes = n->config.nranks <= n->ncores && waiting_setup();
     atomic_store(&n->ranks_total, n->config.nranks);
     n->wtime_base = monotonic_seconds();
     /* In a job over several node processes, world_create_initial has the

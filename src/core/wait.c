@@ -1,6 +1,31 @@
-/* Spin-then-sleep waiting for every blocking call. */
+/* Spin-then-sleep waiting for every blocking call.
+ *
+ * No lost wake-up: a waker stores what the sleeper waits for, then loads
+ * `sleepers`; a sleeper increments `sleepers`, then checks its condition
+ * once more before futex_wait. Each side needs its store ordered before
+ * its load. rank_wake does that with a full fence on the waker's side.
+ * rank_wake_light (a sender's hot path, once per small message) uses only
+ * a compiler barrier: the sleeper, which is rare, issues membarrier()
+ * instead, which runs a full barrier on every CPU running a thread of the
+ * process. Then if the waker's load of `sleepers` saw 0, its earlier store
+ * was visible before membarrier returned, so the sleeper's check sees it. */
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "../util/futex.h"
 #include "core.h"
+
+bool waiting_setup(void)
+{
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+static void sleeper_barrier(void)
+{
+    if (strand_node.light_wakes)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
 
 void rank_wake_slow(struct rank *r)
 {
@@ -19,6 +44,7 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
         unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
         /* seq_cst increment: a waker that misses it will still see done(). */
         atomic_fetch_add_explicit(&self->waiter.sleepers, 1, memory_order_seq_cst);
+        sleeper_barrier();
         if (done(arg)) {
             atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
             return;

@@ -93,14 +93,17 @@ struct request_set {
     MPI_Request *requests;
 };
 
+/* Each first moves lane messages into the mailbox (pt2pt_progress). */
 static bool one_done(void *arg)
 {
+    pt2pt_progress(strand_self);
     return request_is_done(arg);
 }
 
 static bool all_done(void *arg)
 {
     struct request_set *set = arg;
+    pt2pt_progress(strand_self);
     for (int i = 0; i < set->count; i++)
         if (!request_is_inert(set->requests[i]) && !request_is_done(set->requests[i]))
             return false;
@@ -111,6 +114,7 @@ static bool any_done(void *arg)
 {
     struct request_set *set = arg;
     bool any_active = false;
+    pt2pt_progress(strand_self);
     for (int i = 0; i < set->count; i++) {
         if (request_is_inert(set->requests[i]))
             continue;
@@ -151,6 +155,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         request_set_empty_status(status);
         return MPI_SUCCESS;
     }
+    pt2pt_progress(strand_self);
     *flag = request_is_done(*request);
     if (!*flag)
         return MPI_SUCCESS;
@@ -250,6 +255,7 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_S
         return rc;
     if (index == NULL || flag == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany", "index and flag must not be NULL");
+    pt2pt_progress(strand_self);
     int i = first_done(count, requests);
     *flag = i != -1;
     *index = i == -1 ? MPI_UNDEFINED : i;
@@ -298,6 +304,7 @@ static int some_common(const char *where, bool wait, int incount, MPI_Request *r
     if (outcount == NULL || (incount > 0 && indices == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "outcount and indices must not be NULL");
     struct request_set set = { incount, requests };
+    pt2pt_progress(strand_self);
     if (wait && !any_done(&set))
         rank_wait_until(strand_self, any_done, &set);
     *outcount = finish_some(incount, requests, indices, statuses, where, &rc);
@@ -446,6 +453,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         request_set_empty_status(status);
         return MPI_SUCCESS;
     }
+    pt2pt_progress(strand_self);
     *flag = request_is_done(request);
     if (!*flag)
         return MPI_SUCCESS;

@@ -35,6 +35,7 @@ void pt2pt_irecv_internal(struct strand_request *req, struct strand_comm *c, uin
 
 static bool request_done_cond(void *arg)
 {
+    pt2pt_progress(strand_self);
     return request_is_done(arg);
 }
 

@@ -9,6 +9,7 @@
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
 #include "../net/net.h"
+#include "lane.h"
 #include "pt2pt.h"
 
 enum { ENVELOPE_INLINE_BYTES = 256 };
@@ -164,14 +165,18 @@ static void receive_status(struct strand_request *req, int source, int tag, size
 
 /* One copy into the receive buffer; a tiny message for a blocking MPI_Recv
  * goes into the request's first line instead, next to the completion word
- * the receiver polls, and the receiver copies it out (see pt2pt.h). */
+ * the receiver polls, and the receiver copies it out (see pt2pt.h). When
+ * the receiving rank itself delivers (draining its lanes) it copies
+ * straight into the buffer, and wakes nobody unless other threads of it
+ * may be waiting. */
 static void deliver_to_posted(struct strand_request *req, const struct message *m)
 {
     /* Read before writing the line it shares with the status: a load from
      * a line whose ownership is in flight would stall for the transfer. */
     struct rank *owner = req->done.owner;
+    bool by_owner = owner == strand_self;
     size_t copied;
-    if (req->accepts_payload && m->bytes <= REQUEST_PAYLOAD_BYTES &&
+    if (!by_owner && req->accepts_payload && m->bytes <= REQUEST_PAYLOAD_BYTES &&
         m->bytes <= (size_t)req->count * req->type->size) {
         copied = dt_pack(req->payload, m->buf, (size_t)m->count, m->type);
         req->done.payload_inline = true;
@@ -179,37 +184,90 @@ static void deliver_to_posted(struct strand_request *req, const struct message *
         copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
     }
     receive_status(req, m->source, m->tag, m->bytes, copied);
-    completion_signal_owner(&req->done, owner);
+    if (by_owner && owner->thread_level != MPI_THREAD_MULTIPLE)
+        atomic_store_explicit(&req->done.state, COMPLETION_DONE, memory_order_release);
+    else
+        completion_signal_owner(&req->done, owner);
 }
 
-enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
-                              struct completion *done)
+/* A small message into the unexpected queue, its data copied in. */
+static void unexpected_append_eager(struct mailbox *mb, const struct message *m)
 {
-    struct mailbox *mb = &dest->pt2pt.mailbox;
-    lite_lock(&mb->lock);
-    struct strand_request *req = posted_take_match(mb, m);
-    if (req != NULL) {
-        lite_unlock(&mb->lock);
-        deliver_to_posted(req, m);
-        return DELIVERED;
-    }
     struct envelope *env = envelope_get(mb);
     env->context_id = m->context_id;
     env->source = m->source;
     env->tag = m->tag;
     env->bytes = m->bytes;
+    envelope_reserve(env, m->bytes);
+    dt_pack(env->data, m->buf, (size_t)m->count, m->type);
+    env->kind = ENVELOPE_EAGER;
+    env->done = NULL;
+    unexpected_append(mb, env);
+}
+
+bool mailbox_match_eager(struct rank *dest, const struct message *m)
+{
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    struct strand_request *req = posted_take_match(mb, m);
+    if (req != NULL) {
+        deliver_to_posted(req, m);
+        return false;
+    }
+    unexpected_append_eager(mb, m);
+    return mb->probers > 0;
+}
+
+void pt2pt_progress(struct rank *self)
+{
+    struct mailbox *mb = &self->pt2pt.mailbox;
+    if (!lanes_pending(mb))
+        return;
+    lite_lock(&mb->lock);
+    bool wake = lanes_drain(self);
+    lite_unlock(&mb->lock);
+    if (wake)
+        rank_wake(self);
+}
+
+/* A small message goes into the sender's lane to `dest` when it has one
+ * with room (lane.h) and ranks do not outnumber cores (light wakes: with
+ * more ranks than cores the lanes made a 64-rank halo exchange slower,
+ * doc/performance.md §12); the rest take the mailbox path: under the
+ * lock, the lanes are drained first (so nothing overtakes what a sender
+ * put in its lane), then the posted queue is matched. */
+enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
+                              struct completion *done)
+{
+    struct rank *self = strand_self;
+    if (!sync && m->bytes <= LANE_MAX_BYTES && strand_node.light_wakes && self != NULL &&
+        lane_send(self, dest, m)) {
+        rank_wake_light(dest);
+        return QUEUED_EAGER;
+    }
+    struct mailbox *mb = &dest->pt2pt.mailbox;
+    lite_lock(&mb->lock);
+    bool wake_probers = lanes_drain(dest);
+    struct strand_request *req = posted_take_match(mb, m);
+    if (req != NULL) {
+        lite_unlock(&mb->lock);
+        if (wake_probers)
+            rank_wake(dest);
+        deliver_to_posted(req, m);
+        return DELIVERED;
+    }
     if (!sync && m->bytes <= strand_node.config.eager_limit) {
-        envelope_reserve(env, m->bytes);
-        dt_pack(env->data, m->buf, (size_t)m->count, m->type);
-        env->kind = ENVELOPE_EAGER;
-        env->done = NULL;
-        unexpected_append(mb, env);
+        unexpected_append_eager(mb, m);
         bool wake = mb->probers > 0;
         lite_unlock(&mb->lock);
         if (wake)
             rank_wake(dest);
         return QUEUED_EAGER;
     }
+    struct envelope *env = envelope_get(mb);
+    env->context_id = m->context_id;
+    env->source = m->source;
+    env->tag = m->tag;
+    env->bytes = m->bytes;
     env->kind = ENVELOPE_RENDEZVOUS;
     env->send_buf = m->buf;
     env->send_count = m->count;
@@ -340,6 +398,7 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
     struct envelope *prev;
     lite_lock(&mb->lock);
     mb->probers += probers_change;
+    bool wake = lanes_drain(self);
     struct envelope *env = unexpected_find(mb, context_id, source, tag, &prev);
     if (env != NULL && status != MPI_STATUS_IGNORE) {
         status->MPI_SOURCE = env->source;
@@ -348,6 +407,8 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
         status->strand_cancelled = 0;
     }
     lite_unlock(&mb->lock);
+    if (wake)
+        rank_wake(self);
     return env != NULL;
 }
 

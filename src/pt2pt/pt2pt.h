@@ -143,6 +143,11 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req);
 /* `probers_change` (+1/-1/0) registers a blocked prober to be woken on arrival. */
 bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, MPI_Status *status,
                    int probers_change);
+/* Moves the small messages waiting in lanes into `self`'s mailbox (lane.h).
+ * Every point-to-point wait, test and probe calls it before looking at its
+ * requests: a receive posted for a lane message completes here. Any
+ * thread of the rank. */
+void pt2pt_progress(struct rank *self);
 bool mailbox_cancel_receive(struct rank *self, struct strand_request *req);
 /* `dest`: the rank the send went to (NULL for MPI_PROC_NULL). */
 bool mailbox_cancel_send(struct rank *dest, struct completion *done);

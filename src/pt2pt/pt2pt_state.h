@@ -9,10 +9,20 @@
 
 struct envelope;
 struct strand_request;
+struct lane;
+
+/* Lanes into one mailbox at most (the first local senders to send a small
+ * message get one; later ones use the mailbox path, see lane.h). */
+enum { MAILBOX_LANES = 16 };
 
 /* Guarded by `lock`: posted receives (in post order) and unexpected
  * messages (in arrival order). A sender matches into the posted queue or
- * appends to the unexpected queue while holding the lock. */
+ * appends to the unexpected queue while holding the lock, and so does
+ * whoever drains the lanes (lane.h). The first line is what the lock
+ * holder touches; `lanes` are written under the lock and read lock-free
+ * by the receiving rank's every poll (`nlanes` published last), so they
+ * have the next line: on the lock's line, those polls took the line away
+ * from every sender on the mailbox path (64 KiB streaming 13 -> 9 GB/s). */
 struct mailbox {
     struct lite_lock lock;
     int probers;                              /* threads blocked in MPI_Probe: wake on arrival */
@@ -20,6 +30,20 @@ struct mailbox {
     struct envelope *unexpected_head, *unexpected_tail;
     struct envelope *free_envelopes;          /* under lock */
     struct atomic_stack returned_envelopes;   /* consumed envelopes, given back lock-free */
+    _Alignas(64) atomic_int nlanes;
+    struct lane *lanes[MAILBOX_LANES];
+};
+
+/* The lanes a rank sends on, found by the receiver's rank_uid() in a small
+ * direct-mapped cache (a miss looks in the receiver's mailbox). `denied`
+ * remembers, per entry, one receiver (uid + 1) whose lanes were all taken.
+ * `owned` lists the rank's lanes, for the release when the rank ends. */
+enum { OUTGOING_LANE_CACHE = 64 };
+struct outgoing_lanes {
+    _Atomic(struct lane *) cache[OUTGOING_LANE_CACHE];
+    atomic_int denied[OUTGOING_LANE_CACHE];
+    struct lite_lock lock;                    /* `owned` */
+    struct lane *owned;
 };
 
 struct request_pool {
@@ -40,6 +64,7 @@ struct pt2pt_rank_state {
     struct mailbox mailbox;
     struct request_pool requests;
     struct bsend_buffer bsend;
+    struct outgoing_lanes lanes_out;
 };
 
 #endif

@@ -29,6 +29,7 @@ int recv_start(struct strand_request *req)
 
 static bool request_done_cond(void *arg)
 {
+    pt2pt_progress(strand_self);
     return request_is_done(arg);
 }
 

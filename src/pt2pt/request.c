@@ -5,6 +5,7 @@
 
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "lane.h"
 #include "pt2pt.h"
 
 enum { REQUEST_CHUNK = 64 };
@@ -25,6 +26,7 @@ static void request_list_free(struct strand_request *req)
 
 void pt2pt_rank_destroy(struct rank *r)
 {
+    lanes_release(r);
     mailbox_destroy(&r->pt2pt.mailbox);
     request_list_free(r->pt2pt.requests.free);
     r->pt2pt.requests.free = NULL;
@@ -106,6 +108,7 @@ void request_reap_detached(struct rank *self)
     struct request_pool *pool = &self->pt2pt.requests;
     if (pool->detached == NULL)
         return;
+    pt2pt_progress(self);
     lite_lock(&pool->lock);
     struct strand_request *list = pool->detached;
     pool->detached = NULL;

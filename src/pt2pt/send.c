@@ -20,6 +20,7 @@ static struct message message_of(const struct strand_comm *c, const void *buf, i
 
 static bool completion_done_cond(void *arg)
 {
+    pt2pt_progress(strand_self);
     return completion_is_done(arg);
 }
 
@@ -41,8 +42,10 @@ int send_start(struct strand_request *req, const char *where)
         return rc;
     }
     enum delivery d = pt2pt_deliver(dest, &m, req->mode == SEND_SYNCHRONOUS, &req->done);
+    /* Done at once: no thread can be waiting on a request not yet returned
+     * (or, persistent, being started), so no wake. */
     if (d != QUEUED_RENDEZVOUS)
-        completion_signal(&req->done);
+        atomic_store_explicit(&req->done.state, COMPLETION_DONE, memory_order_release);
     return MPI_SUCCESS;
 }
 

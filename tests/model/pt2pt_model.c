@@ -36,6 +36,8 @@ static void expect_caught(int mutant, const char *what)
 static void test_prober_not_woken(void) { expect_caught(1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(2, "wake before DONE"); }
 static void test_post_unlocked(void) { expect_caught(3, "search and post in two critical sections"); }
+static void test_no_sleeper_barrier(void) { expect_caught(4, "sleeper without membarrier (lane wake without fence)"); }
+static void test_no_drain_first(void) { expect_caught(5, "mailbox path that does not drain the lanes first"); }
 
 int main(int argc, char **argv)
 {
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a sender that does not wake probers", test_prober_not_woken);
     CU_add_test(s, "catches a wake-up before DONE is stored", test_wake_before_done);
     CU_add_test(s, "catches a search and post in two critical sections", test_post_unlocked);
+    CU_add_test(s, "catches a sleeper that skips membarrier", test_no_sleeper_barrier);
+    CU_add_test(s, "catches a mailbox path that does not drain the lanes first", test_no_drain_first);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();

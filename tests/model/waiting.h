@@ -17,7 +17,12 @@ struct waiter_m {
 enum cond_result { COND_MORE, COND_FALSE, COND_TRUE };
 typedef enum cond_result (*cond_m)(void *state, int p, uint8_t *cursor);
 
-enum wait_pc { W_SPIN, W_SEQ, W_SLEEPERS, W_CHECK, W_UNSLEEP_RETURN, W_FUTEX, W_UNSLEEP, W_RECHECK };
+enum wait_pc { W_SPIN, W_SEQ, W_SLEEPERS, W_CHECK, W_UNSLEEP_RETURN, W_FUTEX, W_UNSLEEP, W_RECHECK, W_BARRIER };
+
+/* A model whose wakers may load `sleepers` before their own earlier store
+ * is visible (rank_wake_light) sets this: the sleeper's membarrier() after
+ * its increment, which makes every such store visible (NULL: none). */
+static void (*wait_sleeper_barrier)(void *state);
 
 struct wait_m {
     uint8_t pc, saved, cursor;
@@ -48,6 +53,10 @@ static inline enum wait_result wait_step(struct waiter_m *self, struct wait_m *w
         return WAIT_MOVED;
     case W_SLEEPERS:
         self->sleepers++;
+        w->pc = wait_sleeper_barrier != NULL ? W_BARRIER : W_CHECK;
+        return WAIT_MOVED;
+    case W_BARRIER:
+        wait_sleeper_barrier(state);
         w->pc = W_CHECK;
         return WAIT_MOVED;
     case W_CHECK:
