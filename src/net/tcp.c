@@ -343,6 +343,26 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     submit(op);
 }
 
+/* One-sided frames go through the progress thread's queue like RTS, so
+ * they keep their order with everything else this node sends the peer. */
+static int tcp_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
+{
+    struct op *op = op_new(OP_FRAME, peer, 0);
+    if (op == NULL) {
+        free(payload);
+        return MPI_ERR_NO_MEM;
+    }
+    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                            .a = r->window, .b = r->b, .c = r->c };
+    wire_encode_header(op->header, &f);
+    op->data = payload;
+    op->data_len = payload_len;
+    op->owned = payload;
+    submit(op);
+    return MPI_SUCCESS;
+}
+
 static void tcp_cancel_send(struct net_peer *peer, struct completion *done)
 {
     struct op *op = op_new(OP_CANCEL, peer, 0);
@@ -682,6 +702,10 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
             protocol_error(c, "HELLO from this node process itself");
         return;
     case WIRE_EAGER:
+    case WIRE_RMA_PUT:
+    case WIRE_RMA_ACC:
+    case WIRE_RMA_GET:
+    case WIRE_RMA_GET_REPLY:
         if (c->eager_cap < f->payload_len) {
             free(c->eager);
             c->eager = malloc(f->payload_len);
@@ -756,6 +780,17 @@ static void cancel_answered(struct conn *c, const struct wire_frame *f)
     free(s);
 }
 
+/* A one-sided frame: its block list is checked against the window before it is served. */
+static void rma_arrived(struct conn *c, const struct wire_frame *f, const unsigned char *payload)
+{
+    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
+        const char *why = wire_check_rma_blocks(f, payload, &tcp.limits);
+        if (why != NULL)
+            protocol_error(c, why);
+    }
+    net_rma_arrived(c->peer, f, payload);
+}
+
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
 {
     switch (f->type) {
@@ -786,6 +821,17 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         return;
     case WIRE_CANCELLED:
         cancel_answered(c, f);
+        return;
+    case WIRE_RMA_PUT:
+    case WIRE_RMA_ACC:
+    case WIRE_RMA_GET:
+    case WIRE_RMA_GET_REPLY:
+    case WIRE_RMA_LOCK:
+    case WIRE_RMA_UNLOCK:
+    case WIRE_RMA_COMPLETE:
+    case WIRE_RMA_POST:
+    case WIRE_RMA_ACK:
+        rma_arrived(c, f, (const unsigned char *)payload);
         return;
     case WIRE_BYE: {
         struct peer_state *ps = c->peer->transport;
@@ -1060,6 +1106,7 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
         .max_eager = (uint32_t)(job->eager_limit < UINT32_MAX ? job->eager_limit : UINT32_MAX),
         .max_data = UINT32_MAX, .tag_ub = INT32_MAX,
+        .window = net_rma_window, .acc_element = net_rma_acc_element,
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
@@ -1111,6 +1158,7 @@ const struct net_ops net_tcp_ops = {
     .send_rendezvous = tcp_send_rendezvous,
     .pull = tcp_pull,
     .cancel_send = tcp_cancel_send,
+    .rma_send = tcp_rma_send,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };
