@@ -34,37 +34,14 @@ typedef struct {
     int depth;
 } bw_ctx;
 
-static void put_lock_kernel(void *arg, long iters)
-{
-    bw_ctx *c = arg;
-    if (!c->origin)
-        return;
-    for (long i = 0; i < iters; i++) {
-        MPI_Win_lock(MPI_LOCK_SHARED, c->peer, 0, c->win);
-        MPI_Put(c->buf, (int)c->size, MPI_BYTE, c->peer, 0, (int)c->size, MPI_BYTE, c->win);
-        MPI_Win_unlock(c->peer, c->win);
-    }
-}
-
-static void get_lock_kernel(void *arg, long iters)
-{
-    bw_ctx *c = arg;
-    if (!c->origin)
-        return;
-    for (long i = 0; i < iters; i++) {
-        MPI_Win_lock(MPI_LOCK_SHARED, c->peer, 0, c->win);
-        MPI_Get(c->buf, (int)c->size, MPI_BYTE, c->peer, 0, (int)c->size, MPI_BYTE, c->win);
-        MPI_Win_unlock(c->peer, c->win);
-    }
-}
-
-static void stream_kernel(bw_ctx *c, long iters, int get)
+/* `iters` lock epochs of `depth` puts or gets each. */
+static void epochs(bw_ctx *c, long iters, int depth, int get)
 {
     if (!c->origin)
         return;
     for (long i = 0; i < iters; i++) {
         MPI_Win_lock(MPI_LOCK_SHARED, c->peer, 0, c->win);
-        for (int k = 0; k < c->depth; k++) {
+        for (int k = 0; k < depth; k++) {
             unsigned char *b = c->buf + (size_t)k * (size_t)c->size;
             MPI_Aint disp = (MPI_Aint)k * c->size;
             if (get)
@@ -76,8 +53,10 @@ static void stream_kernel(bw_ctx *c, long iters, int get)
     }
 }
 
-static void put_bw_kernel(void *arg, long iters) { stream_kernel(arg, iters, 0); }
-static void get_bw_kernel(void *arg, long iters) { stream_kernel(arg, iters, 1); }
+static void put_lock_kernel(void *arg, long iters) { epochs(arg, iters, 1, 0); }
+static void get_lock_kernel(void *arg, long iters) { epochs(arg, iters, 1, 1); }
+static void put_bw_kernel(void *arg, long iters) { epochs(arg, iters, ((bw_ctx *)arg)->depth, 0); }
+static void get_bw_kernel(void *arg, long iters) { epochs(arg, iters, ((bw_ctx *)arg)->depth, 1); }
 
 /* After puts: the target's first `depth` places hold the origin's pattern. */
 static void check_puts(bw_ctx *c, int depth)

@@ -793,6 +793,10 @@ static void rma_arrived(struct conn *c, const struct wire_frame *f, const unsign
 
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
 {
+    if (wire_is_rma(f->type)) {
+        rma_arrived(c, f, (const unsigned char *)payload);
+        return;
+    }
     switch (f->type) {
     case WIRE_EAGER: {
         struct net_envelope env = envelope_of(f);
@@ -821,17 +825,6 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         return;
     case WIRE_CANCELLED:
         cancel_answered(c, f);
-        return;
-    case WIRE_RMA_PUT:
-    case WIRE_RMA_ACC:
-    case WIRE_RMA_GET:
-    case WIRE_RMA_GET_REPLY:
-    case WIRE_RMA_LOCK:
-    case WIRE_RMA_UNLOCK:
-    case WIRE_RMA_COMPLETE:
-    case WIRE_RMA_POST:
-    case WIRE_RMA_ACK:
-        rma_arrived(c, f, (const unsigned char *)payload);
         return;
     case WIRE_BYE: {
         struct peer_state *ps = c->peer->transport;

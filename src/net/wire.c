@@ -175,7 +175,7 @@ const char *wire_check_rma_blocks(const struct wire_frame *f, const unsigned cha
 
 static const char *check_frame(const struct wire_frame *f, const struct wire_limits *lim)
 {
-    if (f->type >= WIRE_RMA_PUT && f->type <= WIRE_RMA_ACK)
+    if (wire_is_rma(f->type))
         return check_rma(f, lim);
     switch (f->type) {
     case WIRE_HELLO:

@@ -92,6 +92,8 @@ struct wire_frame {
     uint64_t a, b, c;
 };
 
+static inline bool wire_is_rma(enum wire_type t) { return t >= WIRE_RMA_PUT && t <= WIRE_RMA_ACK; }
+
 /* Bounds of one-sided frames. */
 enum {
     WIRE_RMA_MAX_DATA = 1 << 20,        /* data bytes in one PUT, ACC, GET_REPLY (larger operations are split) */
