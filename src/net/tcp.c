@@ -343,19 +343,28 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     submit(op);
 }
 
-/* One-sided frames go through the progress thread's queue like RTS, so
- * they keep their order with everything else this node sends the peer. */
+/* One-sided frames keep their order with everything else this node sends
+ * the peer: a small one is written at once when the connection is idle
+ * (send_direct, as eager messages; also from the progress thread, which
+ * holds no connection's write lock while it serves arrivals), otherwise
+ * it goes through the progress thread's queue like RTS. */
 static int tcp_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
 {
+    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                            .a = r->window, .b = r->b, .c = r->c };
     struct op *op = op_new(OP_FRAME, peer, 0);
     if (op == NULL) {
         free(payload);
         return MPI_ERR_NO_MEM;
     }
-    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
-                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
-                            .a = r->window, .b = r->b, .c = r->c };
     wire_encode_header(op->header, &f);
+    if (payload_len <= tcp.job->eager_limit &&
+        send_direct(peer, op->header, payload, (int)payload_len, MPI_BYTE, payload_len)) {
+        free(op);
+        free(payload);
+        return MPI_SUCCESS;
+    }
     op->data = payload;
     op->data_len = payload_len;
     op->owned = payload;
