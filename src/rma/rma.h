@@ -218,7 +218,8 @@ struct win_core *win_registry_find(uint64_t id);
 /* All members of `c` meet and exchange `bytes` each (library-internal
  * messages on its collective context, with a tag of their own): `all`
  * gets every member's data in rank order once everyone arrived. */
-enum { WIN_TAG_CREATE = 1, WIN_TAG_BARRIER = 2, WIN_TAG_FENCE = 3 };   /* collectives use tag 0 */
+/* Collectives use tag 0 there, communicator constructors 1 and 2 (construct.c). */
+enum { WIN_TAG_CREATE = 16, WIN_TAG_BARRIER = 17, WIN_TAG_FENCE = 18 };
 void win_exchange(struct strand_comm *c, int tag, const void *mine, int bytes, void *all);
 
 static inline bool win_member_is_remote(const struct win_core *core, int member)
