@@ -131,7 +131,7 @@ void lock_request_remote(struct win_core *core, int target, int origin, bool exc
 int lock_acquire(struct strand_win *w, int target, bool exclusive)
 {
     struct win_core *core = w->core;
-    if (win_member_is_remote(core, target)) {
+    if (core->spans && win_member_is_remote(core, target)) {
         rma_remote_lock(w, target, exclusive);
         return MPI_SUCCESS;
     }
@@ -165,7 +165,7 @@ void lock_release_core(struct win_core *core, int target, bool exclusive)
 
 void lock_release(struct strand_win *w, int target, bool exclusive)
 {
-    if (win_member_is_remote(w->core, target))
+    if (w->core->spans && win_member_is_remote(w->core, target))
         rma_remote_unlock(w, target, exclusive);
     else
         lock_release_core(w->core, target, exclusive);

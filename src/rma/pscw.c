@@ -97,7 +97,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     for (int i = 0; i < w->expose_size; i++) {
         int o = w->expose_group[i];
         atomic_fetch_add_explicit(&row[o].posted, 1, memory_order_release);
-        if (win_member_is_remote(w->core, o))
+        if (w->core->spans && win_member_is_remote(w->core, o))
             rma_remote_post(w, o);
     }
     wake_ranks(w->core, w->expose_group, w->expose_size);
@@ -158,7 +158,7 @@ int PMPI_Win_complete(MPI_Win win)
         int t = w->access_group[i];
         struct pscw_pair *row = atomic_load_explicit(&w->core->members[t].pscw, memory_order_relaxed);
         atomic_fetch_add_explicit(&row[w->rank].completed, 1, memory_order_release);
-        if (win_member_is_remote(w->core, t))
+        if (w->core->spans && win_member_is_remote(w->core, t))
             rma_remote_complete(w, t);
         w->target_state[t] &= (uint8_t)~(TS_ACCESS | TS_POSTED);
     }
