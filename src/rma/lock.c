@@ -60,14 +60,20 @@ static atomic_rank_ptr *waiter_slots(struct win_core *core, struct win_lock *loc
 
 static void remote_try_grant(struct win_core *core, int target, int origin);
 
-/* Wakes the holder of ticket `ticket`, if that ticket was handed out. */
+/* The rank in the waiter slot of `ticket`, if that ticket was handed out
+ * (it may be a stale entry of an earlier ticket: waking it is harmless). */
+static struct rank *ticket_holder(struct win_core *core, struct win_lock *lock, unsigned ticket)
+{
+    if (atomic_load(&lock->next) == ticket)
+        return NULL;
+    atomic_rank_ptr *slots = atomic_load_explicit(&lock->waiters, memory_order_acquire);
+    return slots != NULL ? atomic_load(&slots[ticket % (unsigned)core->size]) : NULL;
+}
+
+/* Wakes the holder of ticket `ticket`; a remote one is granted instead. */
 static void wake_ticket(struct win_core *core, int target, unsigned ticket)
 {
-    struct win_lock *lock = &core->members[target].lock;
-    if (atomic_load(&lock->next) == ticket)
-        return;
-    atomic_rank_ptr *slots = atomic_load_explicit(&lock->waiters, memory_order_acquire);
-    struct rank *r = slots != NULL ? atomic_load(&slots[ticket % (unsigned)core->size]) : NULL;
+    struct rank *r = ticket_holder(core, &core->members[target].lock, ticket);
     if (r == NULL)
         return;
     if (r->remote == NULL)
@@ -87,21 +93,36 @@ static void reader_enters(struct win_core *core, int target, unsigned ticket)
 
 /* Grants a remote origin's waiting request if its turn has come. Its turn,
  * once come, stays until it is granted: only its holder moves `serving`
- * on or adds a reader. */
+ * on or adds a reader. A shared grant lets the next ticket in, which may
+ * be another remote request: that is granted in the same loop. */
 static void remote_try_grant(struct win_core *core, int target, int origin)
 {
+    struct win_lock *lock = &core->members[target].lock;
     struct remote_lock *rows = atomic_load_explicit(&core->members[target].remote_locks, memory_order_acquire);
-    if (rows == NULL)
-        return;
-    struct remote_lock *req = &rows[origin];
-    if (!atomic_load(&req->waiting))
-        return;
-    struct lock_wait lw = { &core->members[target].lock, req->ticket, req->exclusive };
-    if (!lock_turn(&lw) || !atomic_exchange(&req->waiting, false))
-        return;
-    if (!lw.exclusive)
-        reader_enters(core, target, lw.ticket);
-    rma_remote_lock_granted(core, target, origin);
+    while (rows != NULL && origin != MPI_UNDEFINED) {
+        struct remote_lock *req = &rows[origin];
+        if (!atomic_load(&req->waiting))
+            return;
+        struct lock_wait lw = { lock, req->ticket, req->exclusive };
+        if (!lock_turn(&lw) || !atomic_exchange(&req->waiting, false))
+            return;
+        if (!lw.exclusive) {
+            atomic_fetch_add(&lock->readers, 1);
+            atomic_fetch_add(&lock->serving, 1);
+        }
+        rma_remote_lock_granted(core, target, origin);
+        if (lw.exclusive)
+            return;
+        /* wake_ticket(lw.ticket + 1), with a remote holder handled here. */
+        struct rank *r = ticket_holder(core, lock, lw.ticket + 1);
+        if (r == NULL)
+            return;
+        if (r->remote == NULL) {
+            rank_wake(r);
+            return;
+        }
+        origin = win_rank_of(core, r);
+    }
 }
 
 void lock_request_remote(struct win_core *core, int target, int origin, bool exclusive)
