@@ -19,8 +19,9 @@
  * the origin's proxy rank in the waiter slot and the request in the
  * target's `remote_locks`; whoever would wake that proxy (an unlocker, or
  * the progress thread itself right after queuing) grants it instead,
- * once: the one that clears `waiting` does the reader bookkeeping and
- * sends the grant. Local and remote holders thus exclude each other in
+ * once: the one whose compare-and-swap clears the request's waiting bit
+ * (for the very ticket whose turn it checked) does the reader bookkeeping
+ * and sends the grant. Local and remote holders thus exclude each other in
  * one lock. Remote targets: remote.c sends LOCK/UNLOCK and waits for the
  * answers. */
 #include <stdlib.h>
@@ -100,11 +101,12 @@ static void remote_try_grant(struct win_core *core, int target, int origin)
     struct win_lock *lock = &core->members[target].lock;
     struct remote_lock *rows = atomic_load_explicit(&core->members[target].remote_locks, memory_order_acquire);
     while (rows != NULL && origin != MPI_UNDEFINED) {
-        struct remote_lock *req = &rows[origin];
-        if (!atomic_load(&req->waiting))
+        _Atomic uint64_t *state = &rows[origin].state;
+        uint64_t seen = atomic_load(state);
+        if (!(seen & 1))
             return;
-        struct lock_wait lw = { lock, req->ticket, req->exclusive };
-        if (!lock_turn(&lw) || !atomic_exchange(&req->waiting, false))
+        struct lock_wait lw = { lock, (unsigned)(seen >> 2), (seen >> 1) & 1 };
+        if (!lock_turn(&lw) || !atomic_compare_exchange_strong(state, &seen, seen & ~(uint64_t)1))
             return;
         if (!lw.exclusive) {
             atomic_fetch_add(&lock->readers, 1);
@@ -139,13 +141,11 @@ void lock_request_remote(struct win_core *core, int target, int origin, bool exc
     atomic_rank_ptr *slots = waiter_slots(core, &m->lock);
     if (slots == NULL)
         strand_job_abort(1, "Strand MPI: out of memory for a lock request from another node process\n");
-    struct remote_lock *req = &rows[origin];
-    req->ticket = atomic_fetch_add(&m->lock.next, 1);
-    req->exclusive = exclusive;
+    unsigned ticket = atomic_fetch_add(&m->lock.next, 1);
     /* Request, then slot, then our own look: an unlocker that advanced
      * `serving` before the slot was filled is covered by that look. */
-    atomic_store(&req->waiting, true);
-    atomic_store(&slots[req->ticket % (unsigned)core->size], core->members[origin].rank);
+    atomic_store(&rows[origin].state, (uint64_t)ticket << 2 | (uint64_t)exclusive << 1 | 1);
+    atomic_store(&slots[ticket % (unsigned)core->size], core->members[origin].rank);
     remote_try_grant(core, target, origin);
 }
 

@@ -102,11 +102,12 @@ struct fence_word {
 };
 
 /* A lock request of an origin in another node process, waiting in the
- * target's ticket lock (lock.c); granted by whoever finds its turn come. */
+ * target's ticket lock (lock.c); granted by whoever finds its turn come.
+ * One word, (ticket << 2) | (exclusive << 1) | waiting, so that a grant
+ * claims exactly the request whose turn it checked (compare-and-swap),
+ * never a newer request of the same origin. */
 struct remote_lock {
-    atomic_bool waiting;
-    unsigned ticket;
-    bool exclusive;
+    _Atomic uint64_t state;
 };
 
 struct win_member {
