@@ -37,26 +37,28 @@ static MPI_Op const ops_by_kind[] = {
 _Static_assert(sizeof ops_by_kind / sizeof ops_by_kind[0] == OP_USER, "one entry per predefined op kind");
 
 /* The predefined types an accumulate may combine; the code is the index. */
+static MPI_Datatype const element_types[] = {
+    MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
+    MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,
+    MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T,
+    MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+    MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_AINT, MPI_OFFSET, MPI_FLOAT_INT, MPI_DOUBLE_INT,
+    MPI_LONG_INT, MPI_SHORT_INT, MPI_2INT, MPI_LONG_DOUBLE_INT, MPI_INTEGER, MPI_REAL,
+    MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL, MPI_CHARACTER, MPI_2REAL,
+    MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8,
+    MPI_REAL4, MPI_REAL8, MPI_REAL16, MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32,
+};
+enum { ELEMENT_TYPES = sizeof element_types / sizeof element_types[0] };
+
 static MPI_Datatype element_type(uint32_t code)
 {
-    MPI_Datatype const types[] = {
-        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
-        MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,
-        MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T,
-        MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
-        MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_AINT, MPI_OFFSET, MPI_FLOAT_INT, MPI_DOUBLE_INT,
-        MPI_LONG_INT, MPI_SHORT_INT, MPI_2INT, MPI_LONG_DOUBLE_INT, MPI_INTEGER, MPI_REAL,
-        MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL, MPI_CHARACTER, MPI_2REAL,
-        MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8,
-        MPI_REAL4, MPI_REAL8, MPI_REAL16, MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32,
-    };
-    return code < sizeof types / sizeof types[0] ? types[code] : NULL;
+    return code < ELEMENT_TYPES ? element_types[code] : NULL;
 }
 
 static bool element_code(MPI_Datatype t, uint32_t *code)
 {
-    for (uint32_t i = 0; element_type(i) != NULL; i++)
-        if (element_type(i) == t) {
+    for (uint32_t i = 0; i < ELEMENT_TYPES; i++)
+        if (element_types[i] == t) {
             *code = i;
             return true;
         }
