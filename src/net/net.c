@@ -11,6 +11,7 @@
 
 #include "../datatype/datatype.h"
 #include "kv.h"
+#include "../rma/remote.h"
 #include "net.h"
 #include "pmi.h"
 
@@ -354,6 +355,26 @@ void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pul
     struct strand_request *matched = mailbox_deliver_remote(strand_node.ranks[env->dest], &m, pull);
     if (matched != NULL)
         ops->pull(pull, matched);
+}
+
+void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
+{
+    rma_remote_serve(from, f, payload);
+}
+
+int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len)
+{
+    return ops->rma_send(peer, frame, payload, payload_len);
+}
+
+bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out)
+{
+    return rma_remote_window(id, dest, source, out);
+}
+
+bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out)
+{
+    return rma_remote_acc_element(op, element, out);
 }
 
 _Noreturn void net_peer_lost(const struct net_peer *peer, const char *what)

@@ -68,6 +68,7 @@
 
 #include "../pt2pt/pt2pt.h"
 #include "layout.h"
+#include "wire.h"
 
 /* One other node process of the job. Created by net_start, lives until the
  * process exits; read by any thread without synchronization (immutable
@@ -102,9 +103,17 @@ struct net_job {
 
 struct net_pull;                    /* a remote rendezvous message (module-defined) */
 
+/* The header fields of a one-sided frame (wire.h: what each means per type). */
+struct net_rma {
+    enum wire_type type;
+    uint32_t flags;                 /* context_id */
+    int32_t code;                   /* tag: ACC operation | element << 8 */
+    uint32_t source, dest;          /* window ranks */
+    uint64_t window, b, c;
+};
+
 /* A network module. Entries may be called from the threads named; the
- * module synchronizes internally. RMA entries are reserved: NULL means the
- * module does not provide them (callers report MPI_ERR_UNSUPPORTED_OPERATION). */
+ * module synchronizes internally. */
 struct net_ops {
     const char *name;
     /* Main thread, once, before any rank runs: open the listening endpoint
@@ -136,11 +145,12 @@ struct net_ops {
     void (*shutdown)(void);
     /* Main thread, after the progress thread ended: close everything. */
     void (*close)(void);
-    /* Reserved for one-sided operations serviced by the target's progress
-     * thread (put/get/accumulate, lock/unlock, post/complete, fence). */
-    int (*rma_put)(struct net_peer *peer, const void *origin, size_t bytes, uint64_t window, uint64_t disp);
-    int (*rma_get)(struct net_peer *peer, void *origin, size_t bytes, uint64_t window, uint64_t disp,
-                   struct completion *done);
+    /* Any thread: queue one one-sided frame (wire.h) for `peer`. The
+     * module owns `payload` (malloc'd, payload_len bytes, may be NULL when
+     * 0) from the call on and frees it once written. Frames one thread
+     * queues for one peer are written, and served there, in call order.
+     * MPI_SUCCESS or MPI_ERR_NO_MEM. */
+    int (*rma_send)(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len);
 };
 
 extern const struct net_ops net_tcp_ops;
@@ -207,6 +217,17 @@ void net_cancel_send(struct rank *dest, struct completion *done);
  * validated (dest is a local rank). */
 void net_arrived_eager(const struct net_envelope *env, const void *data);
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
+/* A one-sided frame arrived from `from` (header and block list checked
+ * against the window by the decoder); `payload` is valid until the call
+ * returns. Served by src/rma/remote.c without any call of the target rank. */
+void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
+/* One-sided frames to a node process (any thread): ops->rma_send. */
+int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len);
+/* What the decoder asks about windows and accumulate element types
+ * (wire_limits.window, .acc_element): answered by src/rma/remote.c. */
+bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out);
+bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out);
+
 /* A peer died, closed without goodbye, or broke the protocol: ends the job. */
 _Noreturn void net_peer_lost(const struct net_peer *peer, const char *what);
 

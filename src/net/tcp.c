@@ -343,6 +343,35 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     submit(op);
 }
 
+/* One-sided frames keep their order with everything else this node sends
+ * the peer: a small one is written at once when the connection is idle
+ * (send_direct, as eager messages; also from the progress thread, which
+ * holds no connection's write lock while it serves arrivals), otherwise
+ * it goes through the progress thread's queue like RTS. */
+static int tcp_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
+{
+    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                            .a = r->window, .b = r->b, .c = r->c };
+    struct op *op = op_new(OP_FRAME, peer, 0);
+    if (op == NULL) {
+        free(payload);
+        return MPI_ERR_NO_MEM;
+    }
+    wire_encode_header(op->header, &f);
+    if (payload_len <= tcp.job->eager_limit &&
+        send_direct(peer, op->header, payload, (int)payload_len, MPI_BYTE, payload_len)) {
+        free(op);
+        free(payload);
+        return MPI_SUCCESS;
+    }
+    op->data = payload;
+    op->data_len = payload_len;
+    op->owned = payload;
+    submit(op);
+    return MPI_SUCCESS;
+}
+
 static void tcp_cancel_send(struct net_peer *peer, struct completion *done)
 {
     struct op *op = op_new(OP_CANCEL, peer, 0);
@@ -684,6 +713,10 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
             protocol_error(c, "HELLO from this node process itself");
         return;
     case WIRE_EAGER:
+    case WIRE_RMA_PUT:
+    case WIRE_RMA_ACC:
+    case WIRE_RMA_GET:
+    case WIRE_RMA_GET_REPLY:
         if (c->eager_cap < f->payload_len) {
             free(c->eager);
             c->eager = malloc(f->payload_len);
@@ -758,8 +791,23 @@ static void cancel_answered(struct conn *c, const struct wire_frame *f)
     free(s);
 }
 
+/* A one-sided frame: its block list is checked against the window before it is served. */
+static void rma_arrived(struct conn *c, const struct wire_frame *f, const unsigned char *payload)
+{
+    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
+        const char *why = wire_check_rma_blocks(f, payload, &tcp.limits);
+        if (why != NULL)
+            protocol_error(c, why);
+    }
+    net_rma_arrived(c->peer, f, payload);
+}
+
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
 {
+    if (wire_is_rma(f->type)) {
+        rma_arrived(c, f, (const unsigned char *)payload);
+        return;
+    }
     switch (f->type) {
     case WIRE_EAGER: {
         struct net_envelope env = envelope_of(f);
@@ -1075,6 +1123,7 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
         .max_eager = (uint32_t)(job->eager_limit < UINT32_MAX ? job->eager_limit : UINT32_MAX),
         .max_data = UINT32_MAX, .tag_ub = INT32_MAX,
+        .window = net_rma_window, .acc_element = net_rma_acc_element,
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
@@ -1126,6 +1175,7 @@ const struct net_ops net_tcp_ops = {
     .send_rendezvous = tcp_send_rendezvous,
     .pull = tcp_pull,
     .cancel_send = tcp_cancel_send,
+    .rma_send = tcp_rma_send,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };

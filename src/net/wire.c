@@ -65,8 +65,118 @@ static const char *check_envelope(const struct wire_frame *f, const struct wire_
     return NULL;
 }
 
+/* Every one-sided frame: a window this node process knows, addressed to
+ * one of its members here, from a member elsewhere. */
+static const char *check_rma_window(const struct wire_frame *f, const struct wire_limits *lim, struct wire_window *w)
+{
+    if (lim->window == NULL)
+        return "one-sided frame, but this node process serves no windows";
+    if (f->source < 0 || !lim->window(f->a, f->dest, (uint32_t)f->source, w))
+        return "one-sided frame for an unknown window or a rank outside it";
+    if (!w->dest_local)
+        return "one-sided frame for a window member that is not in this node process";
+    if (!w->source_remote)
+        return "one-sided frame from a window member that is in this node process";
+    return NULL;
+}
+
+/* PUT, ACC, GET: the block count and the sizes the payload must have. */
+static const char *check_rma_data(const struct wire_frame *f, const struct wire_limits *lim)
+{
+    if (f->b == 0 || f->b > WIRE_RMA_MAX_BLOCKS)
+        return "one-sided frame with no blocks or too many";
+    uint64_t list = f->b * WIRE_RMA_BLOCK_BYTES;
+    if (f->type == WIRE_RMA_GET) {
+        if (f->payload_len != list)
+            return "GET payload is not its block list";
+        return f->c == 0 ? "GET without a cookie" : NULL;
+    }
+    if (f->c > WIRE_RMA_MAX_DATA || f->payload_len != list + f->c)
+        return "one-sided data size differs from its payload";
+    if (f->type == WIRE_RMA_PUT)
+        return f->context_id != 0 ? "PUT with flags" : NULL;
+    struct wire_element e;
+    if (f->context_id > 1)
+        return "ACC with unknown flags";
+    if (f->tag < 0 || lim->acc_element == NULL || !lim->acc_element((uint32_t)f->tag & 0xff, (uint32_t)f->tag >> 8, &e))
+        return "ACC with an unknown operation or element type";
+    return NULL;
+}
+
+static const char *check_rma(const struct wire_frame *f, const struct wire_limits *lim)
+{
+    struct wire_window w;
+    const char *problem = check_rma_window(f, lim, &w);
+    if (problem != NULL)
+        return problem;
+    switch (f->type) {
+    case WIRE_RMA_PUT:
+    case WIRE_RMA_ACC:
+    case WIRE_RMA_GET:
+        return check_rma_data(f, lim);
+    case WIRE_RMA_GET_REPLY:
+        if (f->payload_len > WIRE_RMA_MAX_DATA || f->b != 0 || f->c == 0)
+            return "malformed GET_REPLY";
+        return NULL;
+    case WIRE_RMA_LOCK:
+    case WIRE_RMA_UNLOCK:
+        return f->payload_len != 0 || f->context_id > 1 || f->b != 0 || f->c != 0 ? "malformed LOCK or UNLOCK" : NULL;
+    case WIRE_RMA_COMPLETE:
+    case WIRE_RMA_POST:
+        return f->payload_len != 0 || f->context_id != 0 || f->b != 0 || f->c != 0 ? "malformed COMPLETE or POST"
+                                                                                       : NULL;
+    default: /* WIRE_RMA_ACK */
+        if (f->payload_len != 0 || f->b != 0 || f->c != 0)
+            return "malformed ACK";
+        if (f->context_id < WIRE_RMA_PUT || f->context_id > WIRE_RMA_POST || f->context_id == WIRE_RMA_GET ||
+            f->context_id == WIRE_RMA_GET_REPLY)
+            return "ACK of something that is not acknowledged";
+        return NULL;
+    }
+}
+
+void wire_block(const unsigned char *blocks, uint64_t i, uint64_t *offset, uint64_t *len)
+{
+    *offset = get64(blocks + i * WIRE_RMA_BLOCK_BYTES);
+    *len = get64(blocks + i * WIRE_RMA_BLOCK_BYTES + 8);
+}
+
+void wire_encode_block(unsigned char *out, uint64_t offset, uint64_t len)
+{
+    put64(out, offset);
+    put64(out + 8, len);
+}
+
+const char *wire_check_rma_blocks(const struct wire_frame *f, const unsigned char *payload,
+                                  const struct wire_limits *lim)
+{
+    struct wire_window w;
+    struct wire_element e = { 1, 1 };
+    if (lim->window == NULL || !lim->window(f->a, f->dest, (uint32_t)f->source, &w))
+        return "one-sided frame for an unknown window";
+    if (f->type == WIRE_RMA_ACC && !lim->acc_element((uint32_t)f->tag & 0xff, (uint32_t)f->tag >> 8, &e))
+        return "ACC with an unknown operation or element type";
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < f->b; i++) {
+        uint64_t offset, len;
+        wire_block(payload, i, &offset, &len);
+        if (len == 0 || len > WIRE_RMA_MAX_DATA)
+            return "empty or oversized block";
+        /* Bytes the block touches: whole elements for ACC (the last one up to its data's end). */
+        uint64_t span = f->type == WIRE_RMA_ACC ? (len - 1) * e.extent + e.true_ub : len;
+        if (offset > w.dest_bytes || span > w.dest_bytes - offset)
+            return "block outside the target's window";
+        total += f->type == WIRE_RMA_ACC ? len * e.extent : len;
+    }
+    if (f->type == WIRE_RMA_GET)
+        return total > WIRE_RMA_MAX_DATA ? "GET asks for more than one reply may carry" : NULL;
+    return total != f->c ? "block lengths differ from the data size" : NULL;
+}
+
 static const char *check_frame(const struct wire_frame *f, const struct wire_limits *lim)
 {
+    if (wire_is_rma(f->type))
+        return check_rma(f, lim);
     switch (f->type) {
     case WIRE_HELLO:
         if (f->payload_len != 0)

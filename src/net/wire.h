@@ -32,10 +32,30 @@
  *  BYE     0                 0                  0          none
  *  CANCEL  sender cookie     0                  0          none (dest: receiving world rank)
  *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
+ *
+ * One-sided frames (RMA): the window is named by its id (`a`, agreed by
+ * its members at MPI_Win_create) and two window ranks: `source`, the rank
+ * that sent the request (or, in a reply, the rank that answers), and `dest`,
+ * the member of the receiving node process it is for. Targets are
+ * addressed by byte offsets from their window's base, never by address.
+ * A block list is `b` pairs (offset, length) of little-endian u64; for
+ * ACC the length counts elements of the frame's element type.
+ *
+ *  type       context_id        a       b            c            payload
+ *  RMA_PUT    0                 window  blocks       data bytes   blocks, data
+ *  RMA_ACC    1 = exclusive     window  blocks       data bytes   blocks, data (tag: op | element << 8)
+ *  RMA_GET    chunk index       window  blocks       cookie       blocks
+ *  RMA_GET_REPLY chunk index    window  0            cookie       the data
+ *  RMA_LOCK   1 = exclusive     window  0            0            none
+ *  RMA_UNLOCK 1 = exclusive     window  0            0            none
+ *  RMA_COMPLETE 0               window  0            0            none (source closed its access epoch to dest)
+ *  RMA_POST   0                 window  0            0            none (source exposes itself to dest)
+ *  RMA_ACK    what is answered  window  0            0            none (a request of dest is done; a lock granted)
  */
 #ifndef STRAND_NET_WIRE_H
 #define STRAND_NET_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +70,15 @@ enum wire_type {
     WIRE_BYE,           /* the sender's node process ended cleanly; nothing follows */
     WIRE_CANCEL,        /* the sender cancels an RTS: withdraw it if still unmatched */
     WIRE_CANCELLED,     /* the answer: withdrawn (b = 1) or already matched (b = 0) */
+    WIRE_RMA_PUT,       /* one-sided: store blocks into a target's window */
+    WIRE_RMA_ACC,       /* combine elements into a target's window */
+    WIRE_RMA_GET,       /* read blocks of a target's window */
+    WIRE_RMA_GET_REPLY, /* the bytes a GET asked for, in block order */
+    WIRE_RMA_LOCK,      /* passive target: request a lock on dest */
+    WIRE_RMA_UNLOCK,    /* release it */
+    WIRE_RMA_COMPLETE,  /* active target: an access epoch to dest ended */
+    WIRE_RMA_POST,      /* an exposure epoch of source to dest began */
+    WIRE_RMA_ACK,       /* a request is done (and a lock granted) */
     WIRE_TYPE_END
 };
 
@@ -63,6 +92,29 @@ struct wire_frame {
     uint64_t a, b, c;
 };
 
+static inline bool wire_is_rma(enum wire_type t) { return t >= WIRE_RMA_PUT && t <= WIRE_RMA_ACK; }
+
+/* Bounds of one-sided frames. */
+enum {
+    WIRE_RMA_MAX_DATA = 1 << 20,        /* data bytes in one PUT, ACC, GET_REPLY (larger operations are split) */
+    WIRE_RMA_MAX_BLOCKS = 8192,         /* blocks in one PUT, ACC, GET */
+    WIRE_RMA_BLOCK_BYTES = 16,
+};
+
+/* What the receiving node process knows of a window (wire_limits.window). */
+struct wire_window {
+    uint32_t size;                      /* members */
+    bool dest_local;                    /* `dest` is a member in this node process */
+    bool source_remote;                 /* `source` is a member in another one */
+    uint64_t dest_bytes;                /* size of dest's window memory */
+};
+
+/* An accumulate element type (wire_limits.acc_element): its extent and
+ * the end of its data in one element (true_ub; true_lb is 0). */
+struct wire_element {
+    uint64_t extent, true_ub;
+};
+
 /* What the receiving node process accepts. */
 struct wire_limits {
     uint32_t first_rank, local_ranks;   /* dest must be in [first_rank, first_rank + local_ranks) */
@@ -71,6 +123,13 @@ struct wire_limits {
     uint32_t max_eager;                 /* EAGER payload */
     uint32_t max_data;                  /* DATA payload */
     int32_t tag_ub;
+    /* One-sided frames: the window `id` as seen from member `dest`, with
+     * `source` the other member (false: no such window here, or a rank
+     * outside it). NULL: RMA frames are refused. */
+    bool (*window)(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out);
+    /* Accumulate: false unless `op` and `element` codes name a predefined
+     * operation defined on that predefined type. */
+    bool (*acc_element)(uint32_t op, uint32_t element, struct wire_element *out);
 };
 
 enum wire_status { WIRE_OK, WIRE_NEED_MORE, WIRE_ERROR };
@@ -84,5 +143,15 @@ enum wire_status wire_decode_header(const unsigned char *buf, size_t len, const 
 
 /* Writes the header of `f` into out[WIRE_HEADER_BYTES]. */
 void wire_encode_header(unsigned char *out, const struct wire_frame *f);
+
+/* A PUT, ACC or GET payload (payload_len bytes, the header already
+ * accepted): every block inside dest's window memory, lengths adding up
+ * to the frame's data size. NULL when valid, else the reason. */
+const char *wire_check_rma_blocks(const struct wire_frame *f, const unsigned char *payload,
+                                  const struct wire_limits *lim);
+
+/* Block i of a block list (checked by wire_check_rma_blocks). */
+void wire_block(const unsigned char *blocks, uint64_t i, uint64_t *offset, uint64_t *len);
+void wire_encode_block(unsigned char *out, uint64_t offset, uint64_t len);
 
 #endif

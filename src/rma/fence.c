@@ -27,8 +27,14 @@
  * with both MPI_MODE_NOPRECEDE and MPI_MODE_NOSUCCEED (all members give
  * both) neither ends nor opens an epoch: it touches no shared word.
  *
- * tests/model/rma_model.c checks both variants over every interleaving. */
+ * tests/model/rma_model.c checks both variants over every interleaving.
+ *
+ * A window spanning node processes fences as: wait until the caller's
+ * frames are answered (its remote operations are done), then exchange
+ * asserts with every member (a barrier over the window's communicator;
+ * the asserts serve the NOPUT check). */
 #include "../util/futex.h"
+#include "remote.h"
 #include "rma.h"
 
 #define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -144,10 +150,18 @@ void fence_await_target(struct strand_win *w, int target)
 
 int fence_target_assert(struct strand_win *w, int target)
 {
+    if (w->fence_asserts != NULL)
+        return w->fence_asserts[target];
     /* The target reached our generation (the epoch is open); it cannot be
      * FENCE_RING generations further before our operations are done. */
     return atomic_load_explicit(&w->core->members[target].fence.assert[w->fence_cur.gen % FENCE_RING],
                                 memory_order_relaxed);
+}
+
+static void fence_spanning(struct strand_win *w, int assert)
+{
+    rma_remote_drain(w);
+    win_exchange(w->comm, WIN_TAG_FENCE, &assert, (int)sizeof assert, w->fence_asserts);
 }
 
 int PMPI_Win_fence(int assert, MPI_Win win)
@@ -167,8 +181,12 @@ int PMPI_Win_fence(int assert, MPI_Win win)
      * say so. */
     bool misused = (assert & MPI_MODE_NOPRECEDE) && w->fence_ops;
     bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
-    bool wait = !(assert & MPI_MODE_NOPRECEDE) || misused;
-    if (!noop)
+    bool wait = !(assert & MPI_MODE_NOPRECEDE) || misused || w->core->spans;
+    if (noop)
+        ;
+    else if (w->core->spans)
+        fence_spanning(w, assert);
+    else
         fence_arrive(w->core, w->rank, &w->fence_cur, assert, wait);
     w->fence_ops = false;
     if (assert & MPI_MODE_NOSUCCEED)

@@ -12,9 +12,21 @@
  * `serving` (or empties `readers`) wakes the holder of the serving ticket.
  * This is sound because every rank has at most one request per target (a
  * second lock on the same target is MPI_ERR_RMA_SYNC), so the tickets not
- * yet admitted are held by distinct ranks and never share a slot. */
+ * yet admitted are held by distinct ranks and never share a slot.
+ *
+ * An origin in another node process takes part through the progress
+ * thread of the target's node: its LOCK frame takes a ticket for it, with
+ * the origin's proxy rank in the waiter slot and the request in the
+ * target's `remote_locks`; whoever would wake that proxy (an unlocker, or
+ * the progress thread itself right after queuing) grants it instead,
+ * once: the one whose compare-and-swap clears the request's waiting bit
+ * (for the very ticket whose turn it checked) does the reader bookkeeping
+ * and sends the grant. Local and remote holders thus exclude each other in
+ * one lock. Remote targets: remote.c sends LOCK/UNLOCK and waits for the
+ * answers. */
 #include <stdlib.h>
 
+#include "remote.h"
 #include "rma.h"
 
 struct lock_wait {
@@ -47,20 +59,103 @@ static atomic_rank_ptr *waiter_slots(struct win_core *core, struct win_lock *loc
     return slots;
 }
 
-/* Wakes the holder of ticket `ticket`, if that ticket was handed out. */
-static void wake_ticket(struct win_core *core, struct win_lock *lock, unsigned ticket)
+static void remote_try_grant(struct win_core *core, int target, int origin);
+
+/* The rank in the waiter slot of `ticket`, if that ticket was handed out
+ * (it may be a stale entry of an earlier ticket: waking it is harmless). */
+static struct rank *ticket_holder(struct win_core *core, struct win_lock *lock, unsigned ticket)
 {
     if (atomic_load(&lock->next) == ticket)
-        return;
+        return NULL;
     atomic_rank_ptr *slots = atomic_load_explicit(&lock->waiters, memory_order_acquire);
-    struct rank *r = slots != NULL ? atomic_load(&slots[ticket % (unsigned)core->size]) : NULL;
-    if (r != NULL)
+    return slots != NULL ? atomic_load(&slots[ticket % (unsigned)core->size]) : NULL;
+}
+
+/* Wakes the holder of ticket `ticket`; a remote one is granted instead. */
+static void wake_ticket(struct win_core *core, int target, unsigned ticket)
+{
+    struct rank *r = ticket_holder(core, &core->members[target].lock, ticket);
+    if (r == NULL)
+        return;
+    if (r->remote == NULL)
         rank_wake(r);
+    else
+        remote_try_grant(core, target, win_rank_of(core, r));
+}
+
+/* A reader in: the next ticket may come in too. */
+static void reader_enters(struct win_core *core, int target, unsigned ticket)
+{
+    struct win_lock *lock = &core->members[target].lock;
+    atomic_fetch_add(&lock->readers, 1);
+    atomic_fetch_add(&lock->serving, 1);
+    wake_ticket(core, target, ticket + 1);
+}
+
+/* Grants a remote origin's waiting request if its turn has come. Its turn,
+ * once come, stays until it is granted: only its holder moves `serving`
+ * on or adds a reader. A shared grant lets the next ticket in, which may
+ * be another remote request: that is granted in the same loop. */
+static void remote_try_grant(struct win_core *core, int target, int origin)
+{
+    struct win_lock *lock = &core->members[target].lock;
+    struct remote_lock *rows = atomic_load_explicit(&core->members[target].remote_locks, memory_order_acquire);
+    while (rows != NULL && origin != MPI_UNDEFINED) {
+        _Atomic uint64_t *state = &rows[origin].state;
+        uint64_t seen = atomic_load(state);
+        if (!(seen & 1))
+            return;
+        struct lock_wait lw = { lock, (unsigned)(seen >> 2), (seen >> 1) & 1 };
+        if (!lock_turn(&lw) || !atomic_compare_exchange_strong(state, &seen, seen & ~(uint64_t)1))
+            return;
+        if (!lw.exclusive) {
+            atomic_fetch_add(&lock->readers, 1);
+            atomic_fetch_add(&lock->serving, 1);
+        }
+        rma_remote_lock_granted(core, target, origin);
+        if (lw.exclusive)
+            return;
+        /* wake_ticket(lw.ticket + 1), with a remote holder handled here. */
+        struct rank *r = ticket_holder(core, lock, lw.ticket + 1);
+        if (r == NULL)
+            return;
+        if (r->remote == NULL) {
+            rank_wake(r);
+            return;
+        }
+        origin = win_rank_of(core, r);
+    }
+}
+
+void lock_request_remote(struct win_core *core, int target, int origin, bool exclusive)
+{
+    struct win_member *m = &core->members[target];
+    struct remote_lock *rows = atomic_load_explicit(&m->remote_locks, memory_order_acquire);
+    if (rows == NULL) {
+        /* Only the progress thread creates it. */
+        rows = calloc((size_t)core->size, sizeof *rows);
+        if (rows == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory for a lock request from another node process\n");
+        atomic_store_explicit(&m->remote_locks, rows, memory_order_release);
+    }
+    atomic_rank_ptr *slots = waiter_slots(core, &m->lock);
+    if (slots == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory for a lock request from another node process\n");
+    unsigned ticket = atomic_fetch_add(&m->lock.next, 1);
+    /* Request, then slot, then our own look: an unlocker that advanced
+     * `serving` before the slot was filled is covered by that look. */
+    atomic_store(&rows[origin].state, (uint64_t)ticket << 2 | (uint64_t)exclusive << 1 | 1);
+    atomic_store(&slots[ticket % (unsigned)core->size], core->members[origin].rank);
+    remote_try_grant(core, target, origin);
 }
 
 int lock_acquire(struct strand_win *w, int target, bool exclusive)
 {
     struct win_core *core = w->core;
+    if (core->spans && win_member_is_remote(core, target)) {
+        rma_remote_lock(w, target, exclusive);
+        return MPI_SUCCESS;
+    }
     struct win_lock *lock = &core->members[target].lock;
     /* Allocated before taking a ticket: a ticket cannot be given back. */
     atomic_rank_ptr *slots = waiter_slots(core, lock);
@@ -71,26 +166,30 @@ int lock_acquire(struct strand_win *w, int target, bool exclusive)
         atomic_store(&slots[lw.ticket % (unsigned)core->size], strand_self);
         rank_wait_until(strand_self, lock_turn, &lw);
     }
-    if (!exclusive) {
-        atomic_fetch_add(&lock->readers, 1);
-        atomic_fetch_add(&lock->serving, 1);
-        wake_ticket(core, lock, lw.ticket + 1);
-    }
+    if (!exclusive)
+        reader_enters(core, target, lw.ticket);
     return MPI_SUCCESS;
 }
 
-void lock_release(struct strand_win *w, int target, bool exclusive)
+void lock_release_core(struct win_core *core, int target, bool exclusive)
 {
-    struct win_core *core = w->core;
     struct win_lock *lock = &core->members[target].lock;
     if (exclusive) {
         unsigned next = atomic_fetch_add(&lock->serving, 1) + 1;
-        wake_ticket(core, lock, next);
+        wake_ticket(core, target, next);
         return;
     }
     /* The last reader out lets a writer that is already served in. */
     if (atomic_fetch_sub(&lock->readers, 1) == 1)
-        wake_ticket(core, lock, atomic_load(&lock->serving));
+        wake_ticket(core, target, atomic_load(&lock->serving));
+}
+
+void lock_release(struct strand_win *w, int target, bool exclusive)
+{
+    if (w->core->spans && win_member_is_remote(w->core, target))
+        rma_remote_unlock(w, target, exclusive);
+    else
+        lock_release_core(w->core, target, exclusive);
 }
 
 /* MPI_ERR_RANK for a rank outside the window; MPI_PROC_NULL is accepted. */
@@ -142,9 +241,12 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     uint8_t state = w->target_state[rank];
     if (!(state & TS_LOCKED))
         return win_error(w, MPI_ERR_RMA_SYNC, where, "rank %d is not locked by this process", rank);
-    /* Operations were done when they were called: releasing is all. */
+    /* Local operations were done when they were called; remote ones are
+     * once answered (the release waits for that). */
     if (!(state & TS_LOCK_NOCHECK))
         lock_release(w, rank, state & TS_LOCK_EXCLUSIVE);
+    else if (w->core->spans)
+        rma_remote_drain(w);
     w->target_state[rank] = state & (uint8_t)~(TS_LOCKED | TS_LOCK_NOCHECK);
     w->locks_held--;
     return MPI_SUCCESS;

@@ -107,7 +107,8 @@ static int size_check(struct strand_win *w, enum rma_kind kind, const struct rma
  * the same memory is a conflicting access (MPI-2.2 11.7). */
 static int overlap_check(struct strand_win *w, const struct rma_op *op, const char *where)
 {
-    if (!op->origin_type->contiguous || !op->target_type->contiguous || op->origin_count == 0)
+    if (!op->origin_type->contiguous || !op->target_type->contiguous || op->origin_count == 0 ||
+        (w->core->spans && win_member_is_remote(w->core, op->target)))
         return MPI_SUCCESS;
     const char *origin = (const char *)op->origin + op->origin_type->true_lb;
     const char *target = w->core->members[op->target].base + op->offset + op->target_type->true_lb;

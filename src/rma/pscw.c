@@ -10,14 +10,22 @@
  * to `completed` of every pair, Win_wait waits for `completed == posted`
  * on its pairs. Counters are released and acquired, so the target's
  * stores before post precede o's operations, and o's operations precede
- * the target's loads after wait. */
+ * the target's loads after wait.
+ *
+ * Spanning windows: each node process keeps its own copy of the pairs
+ * with a member elsewhere; the side that writes a counter counts it up in
+ * its copy and, for a remote peer, sends POST or COMPLETE, whose progress
+ * thread counts up the peer's copy (and wakes the member). Complete sends
+ * COMPLETE after the operations (served in order before it) and waits
+ * until all its frames are answered. */
 #include <stdlib.h>
 
 #include "../comm/comm.h"
+#include "remote.h"
 #include "rma.h"
 
 /* The pairs of target t with every origin, allocated by whoever needs them first. */
-static struct pscw_pair *pscw_row(struct win_core *core, int t)
+struct pscw_pair *pscw_row(struct win_core *core, int t)
 {
     _Atomic(struct pscw_pair *) *slot = &core->members[t].pscw;
     struct pscw_pair *row = atomic_load_explicit(slot, memory_order_acquire);
@@ -86,8 +94,12 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     /* Even with MPI_MODE_NOCHECK (matching starts say NOCHECK too and do
      * not look), the count must stay exact for the epochs after; and an
      * origin that wrongly waits must not sleep forever. */
-    for (int i = 0; i < w->expose_size; i++)
-        atomic_fetch_add_explicit(&row[w->expose_group[i]].posted, 1, memory_order_release);
+    for (int i = 0; i < w->expose_size; i++) {
+        int o = w->expose_group[i];
+        atomic_fetch_add_explicit(&row[o].posted, 1, memory_order_release);
+        if (w->core->spans && win_member_is_remote(w->core, o))
+            rma_remote_post(w, o);
+    }
     wake_ranks(w->core, w->expose_group, w->expose_size);
     w->expose_active = true;
     w->fence = FENCE_CLOSED;
@@ -146,9 +158,13 @@ int PMPI_Win_complete(MPI_Win win)
         int t = w->access_group[i];
         struct pscw_pair *row = atomic_load_explicit(&w->core->members[t].pscw, memory_order_relaxed);
         atomic_fetch_add_explicit(&row[w->rank].completed, 1, memory_order_release);
+        if (w->core->spans && win_member_is_remote(w->core, t))
+            rma_remote_complete(w, t);
         w->target_state[t] &= (uint8_t)~(TS_ACCESS | TS_POSTED);
     }
     wake_ranks(w->core, w->access_group, w->access_size);
+    if (w->core->spans)
+        rma_remote_drain(w);
     w->access_active = false;
     return MPI_SUCCESS;
 }

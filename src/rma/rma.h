@@ -15,8 +15,17 @@
  *  - lock/unlock: a fair reader-writer ticket lock per target.
  * Waiters spin briefly, then sleep (rank_wait_until); whoever changes a
  * word a rank may wait on wakes it. Operations reach the target through
- * the target's `win_target_ops` table, so a remote target can get its
- * own implementation behind the same calls. */
+ * the target's `win_target_ops` table: `rma_local_ops` for a target in
+ * this node process, `rma_remote_ops` (remote.c) for one in another.
+ *
+ * A window whose members span node processes ("spanning") has one core
+ * per node process, all under the same window id: local members' entries
+ * are memory, remote members' entries know only their size and
+ * displacement unit. Operations on a remote target are frames served by
+ * its node's progress thread (remote.c); the same atomic words serve
+ * local and remote origins there, so exclusion and accumulate atomicity
+ * hold between them. Every frame is answered, and an origin's sync calls
+ * wait until all its frames are (then the data is at the target). */
 #ifndef STRAND_RMA_H
 #define STRAND_RMA_H
 
@@ -63,6 +72,7 @@ struct win_target_ops {
     int (*accumulate)(struct strand_win *w, const struct rma_op *op);
 };
 extern const struct win_target_ops rma_local_ops;
+extern const struct win_target_ops rma_remote_ops;     /* remote.c */
 
 typedef _Atomic(struct rank *) atomic_rank_ptr;
 
@@ -91,13 +101,24 @@ struct fence_word {
     atomic_int assert[FENCE_RING];      /* its assert at generation k, in [k % FENCE_RING] */
 };
 
+/* A lock request of an origin in another node process, waiting in the
+ * target's ticket lock (lock.c); granted by whoever finds its turn come.
+ * One word, (ticket << 2) | (exclusive << 1) | waiting, so that a grant
+ * claims exactly the request whose turn it checked (compare-and-swap),
+ * never a newer request of the same origin. */
+struct remote_lock {
+    _Atomic uint64_t state;
+};
+
 struct win_member {
-    _Alignas(64) char *base;
+    _Alignas(64) char *base;        /* NULL for a member in another node process */
     MPI_Aint size;
     int disp_unit;
+    atomic_uint remote_pending;     /* as an origin: its frames not yet answered (remote.c) */
     struct rank *rank;
     const struct win_target_ops *ops;
     _Atomic(struct pscw_pair *) pscw;   /* pairs with every origin (allocated on first use) */
+    _Atomic(struct remote_lock *) remote_locks; /* as a target: requests of remote origins, by origin */
     struct fence_word fence;
     struct win_lock lock;
 };
@@ -109,12 +130,13 @@ struct win_index_entry {
 };
 
 struct win_core {
+    uint64_t id;                    /* agreed at creation; names the window between node processes */
+    bool spans;                     /* some member is in another node process */
     int size;
     struct win_member *members;
     struct rank **ranks;            /* window rank -> rank (MPI_Win_get_group) */
     struct win_index_entry *index;  /* sorted by rank pointer */
     atomic_int refs;                /* member handles */
-    atomic_int create_error;        /* MPI_Win_create: the first member's error class */
     bool fence_flags;               /* fence polls the members' words (FENCE_FLAGS_MAX) */
     _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
     _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
@@ -163,6 +185,8 @@ struct strand_win {
     int *expose_group;
     int locks_held;
     uint8_t *target_state;          /* TS_* per target */
+    struct strand_comm *comm;       /* spanning windows: the communicator (retained) fences and frees meet on */
+    int *fence_asserts;             /* spanning windows: every member's assert at the last fence */
 };
 
 /* NULL unless `win` is a live window handle of the calling rank. */
@@ -188,6 +212,22 @@ void win_wait_counter(atomic_uint *word, unsigned want);
 /* The window rank of a rank (MPI_UNDEFINED for non-members). */
 int win_rank_of(const struct win_core *core, const struct rank *r);
 
+/* The core of window `id` in this node process, NULL if none (any thread;
+ * the caller knows the window cannot be freed meanwhile). */
+struct win_core *win_registry_find(uint64_t id);
+
+/* All members of `c` meet and exchange `bytes` each (library-internal
+ * messages on its collective context, with a tag of their own): `all`
+ * gets every member's data in rank order once everyone arrived. */
+/* Collectives use tag 0 there, communicator constructors 1 and 2 (construct.c). */
+enum { WIN_TAG_CREATE = 16, WIN_TAG_BARRIER = 17, WIN_TAG_FENCE = 18 };
+void win_exchange(struct strand_comm *c, int tag, const void *mine, int bytes, void *all);
+
+static inline bool win_member_is_remote(const struct win_core *core, int member)
+{
+    return core->members[member].ops != &rma_local_ops;
+}
+
 /* --- synchronization (fence.c, pscw.c, lock.c) */
 /* One fence generation (the cursor is advanced here): arrive, and if
  * `wait` wait until every member has arrived. */
@@ -204,6 +244,13 @@ int fence_target_assert(struct strand_win *w, int target);
 int pscw_await_post(struct strand_win *w, int target);
 int lock_acquire(struct strand_win *w, int target, bool exclusive);
 void lock_release(struct strand_win *w, int target, bool exclusive);
+/* Target side of passive target for remote origins (progress thread):
+ * queue `origin`'s request in `target`'s lock (granted through
+ * rma_remote_lock_granted when its turn comes), and release it. */
+void lock_request_remote(struct win_core *core, int target, int origin, bool exclusive);
+void lock_release_core(struct win_core *core, int target, bool exclusive);
+/* The pairs of target t with every origin (allocated on first use); NULL when out of memory. */
+struct pscw_pair *pscw_row(struct win_core *core, int t);
 
 /* --- accumulate (accumulate.c) */
 /* dst[i] = src[i] op dst[i] for `n` elements of the plan's element type,

@@ -1,5 +1,16 @@
 /* Windows: creation and freeing (collective), the window's group, name,
- * attributes and error handler. */
+ * attributes and error handler.
+ *
+ * Creation: the members exchange a process-independent description
+ * (member 0's new window id; every member's base, size, displacement
+ * unit and argument check) with library-internal messages, so that every
+ * node process learns the same window. Then the local members of each
+ * node process share one core, found by window id in this process's
+ * registry (the first to come builds it from the description). The
+ * network layer finds cores there too: a window spanning node processes
+ * ends its creation with a barrier, so that no frame can arrive for it
+ * before every node process registered it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +19,8 @@
 #include "../comm/comm.h"
 #include "../comm/info.h"
 #include "../core/errhandler.h"
+#include "../pt2pt/pt2pt.h"
+#include "remote.h"
 #include "rma.h"
 
 struct strand_win *win_checked(MPI_Win win, const char *where, int *rc)
@@ -72,6 +85,7 @@ static void core_free(struct win_core *core)
     for (int i = 0; i < core->size; i++) {
         free(atomic_load_explicit(&core->members[i].pscw, memory_order_relaxed));
         free(atomic_load_explicit(&core->members[i].lock.waiters, memory_order_relaxed));
+        free(atomic_load_explicit(&core->members[i].remote_locks, memory_order_relaxed));
     }
     free(core->index);
     free(core->ranks);
@@ -79,16 +93,24 @@ static void core_free(struct win_core *core)
     free(core);
 }
 
-static struct win_core *core_create(struct rank **ranks, int n)
+/* What every member tells the others at creation (no pointer is used
+ * outside its own node process). */
+struct member_record {
+    uint64_t id;                    /* member 0: the window id */
+    uint64_t base;
+    int64_t size;
+    int32_t disp_unit;
+    int32_t error;                  /* its argument check */
+};
+
+static struct win_core *core_create(struct rank **ranks, int n, const struct member_record *all)
 {
     struct win_core *core = aligned_alloc(64, (sizeof *core + 63) / 64 * 64);
     if (core == NULL)
         return NULL;
     memset(core, 0, sizeof *core);
+    core->id = all[0].id;
     core->size = n;
-    /* Polled words pay only while every rank has a core: oversubscribed,
-     * each arrival would wake sleepers that cannot proceed yet. */
-    core->fence_flags = n <= FENCE_FLAGS_MAX && strand_node.config.nranks <= strand_node.ncores;
     core->members = aligned_alloc(64, (size_t)n * sizeof *core->members);
     core->ranks = malloc((size_t)n * sizeof *core->ranks);
     core->index = malloc((size_t)n * sizeof *core->index);
@@ -100,21 +122,109 @@ static struct win_core *core_create(struct rank **ranks, int n)
         return NULL;
     }
     memset(core->members, 0, (size_t)n * sizeof *core->members);
+    int local = 0;
     for (int i = 0; i < n; i++) {
+        struct win_member *m = &core->members[i];
+        bool remote = ranks[i]->remote != NULL;
         core->ranks[i] = ranks[i];
-        core->members[i].rank = ranks[i];
-        core->members[i].ops = &rma_local_ops;
+        m->rank = ranks[i];
+        m->ops = remote ? &rma_remote_ops : &rma_local_ops;
+        m->base = remote ? NULL : (char *)(uintptr_t)all[i].base;
+        m->size = (MPI_Aint)all[i].size;
+        m->disp_unit = all[i].disp_unit;
         core->index[i] = (struct win_index_entry){ ranks[i], i };
+        local += !remote;
     }
+    core->spans = local < n;
+    /* Polled words pay only while every rank has a core: oversubscribed,
+     * each arrival would wake sleepers that cannot proceed yet. */
+    core->fence_flags = !core->spans && n <= FENCE_FLAGS_MAX && strand_node.config.nranks <= strand_node.ncores;
     qsort(core->index, (size_t)n, sizeof *core->index, index_compare);
-    atomic_store(&core->refs, n);
+    atomic_store(&core->refs, local);
+    return core;
+}
+
+/* --- the registry: this node process's cores by window id */
+
+static struct {
+    pthread_mutex_t lock;
+    struct win_core **cores;
+    int n, cap;
+} registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int registry_index(uint64_t id)
+{
+    for (int i = 0; i < registry.n; i++)
+        if (registry.cores[i]->id == id)
+            return i;
+    return -1;
+}
+
+struct win_core *win_registry_find(uint64_t id)
+{
+    pthread_mutex_lock(&registry.lock);
+    int i = registry_index(id);
+    struct win_core *core = i >= 0 ? registry.cores[i] : NULL;
+    pthread_mutex_unlock(&registry.lock);
+    return core;
+}
+
+/* The core of the window `all` describes; the first local member builds it. */
+static struct win_core *registry_join(struct rank **ranks, int n, const struct member_record *all)
+{
+    pthread_mutex_lock(&registry.lock);
+    int i = registry_index(all[0].id);
+    struct win_core *core = i >= 0 ? registry.cores[i] : NULL;
+    if (core == NULL && registry.n == registry.cap) {
+        int cap = registry.cap == 0 ? 8 : 2 * registry.cap;
+        struct win_core **cores = realloc(registry.cores, (size_t)cap * sizeof *cores);
+        if (cores != NULL)
+            registry.cores = cores, registry.cap = cap;
+    }
+    if (core == NULL && registry.n < registry.cap && (core = core_create(ranks, n, all)) != NULL)
+        registry.cores[registry.n++] = core;
+    pthread_mutex_unlock(&registry.lock);
     return core;
 }
 
 static void core_release(struct win_core *core)
 {
-    if (atomic_fetch_sub_explicit(&core->refs, 1, memory_order_acq_rel) == 1)
-        core_free(core);
+    if (atomic_fetch_sub_explicit(&core->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    pthread_mutex_lock(&registry.lock);
+    int i = registry_index(core->id);
+    registry.cores[i] = registry.cores[--registry.n];
+    pthread_mutex_unlock(&registry.lock);
+    core_free(core);
+}
+
+/* --- meetings of all members over library-internal messages on the
+ * communicator's collective context (collectives use tag 0 there). */
+
+/* Every member's `bytes` of `mine`, in rank order, into `all` (gathered
+ * by member 0, which then sends the whole to everyone): also a barrier. */
+void win_exchange(struct strand_comm *c, int tag, const void *mine, int bytes, void *all)
+{
+    int n = c->core->size;
+    uint32_t context = c->core->context_id + 1;
+    struct strand_request req;
+    if (c->rank != 0) {
+        pt2pt_isend_internal(&req, c, context, mine, bytes, MPI_BYTE, 0, tag);
+        pt2pt_wait_internal(&req);
+        pt2pt_irecv_internal(&req, c, context, all, n * bytes, MPI_BYTE, 0, tag);
+        pt2pt_wait_internal(&req);
+        return;
+    }
+    if (bytes > 0)
+        memcpy(all, mine, (size_t)bytes);
+    for (int i = 1; i < n; i++) {
+        pt2pt_irecv_internal(&req, c, context, (char *)all + (size_t)i * (size_t)bytes, bytes, MPI_BYTE, i, tag);
+        pt2pt_wait_internal(&req);
+    }
+    for (int i = 1; i < n; i++) {
+        pt2pt_isend_internal(&req, c, context, all, n * bytes, MPI_BYTE, i, tag);
+        pt2pt_wait_internal(&req);
+    }
 }
 
 /* --- handles */
@@ -125,7 +235,9 @@ static struct strand_win *handle_create(struct win_core *core, int rank)
     if (w == NULL)
         return NULL;
     w->target_state = calloc((size_t)core->size, 1);
-    if (w->target_state == NULL) {
+    w->fence_asserts = core->spans ? calloc((size_t)core->size, sizeof *w->fence_asserts) : NULL;
+    if (w->target_state == NULL || (core->spans && w->fence_asserts == NULL)) {
+        free(w->target_state);
         free(w);
         return NULL;
     }
@@ -147,6 +259,7 @@ static void handle_destroy(struct strand_win *w)
     free(w->access_group);
     free(w->expose_group);
     free(w->target_state);
+    free(w->fence_asserts);
     free(w);
 }
 
@@ -184,48 +297,41 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
         return rc;
     if (c->core->is_inter)
         return error_report(comm, MPI_ERR_COMM, where, "windows need an intracommunicator");
-    if (comm_members_span_nodes(c->core->members, c->core->size))
-        return error_report(comm, MPI_ERR_UNSUPPORTED_OPERATION, where,
-                            "the communicator spans several node processes: windows over it are not "
-                            "supported yet (see doc/limits.md)");
     const char *why = NULL;
     int local_error = create_check(base, size, disp_unit, info, win, &why);
-
-    /* Member 0 builds the core; every member then fills in its own entry,
-     * and a fence generation makes all entries visible to all. A member
-     * with bad arguments still takes part, so that nobody hangs: all fail. */
-    struct win_core *core = NULL;
-    if (c->rank == 0)
-        core = core_create(c->core->local_members, comm_local_size(c));
-    rc = PMPI_Bcast(&core, (int)sizeof core, MPI_BYTE, 0, comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (core == NULL)
-        return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate the window");
-    struct win_member *me = &core->members[c->rank];
-    me->base = local_error ? NULL : base;
-    me->size = local_error ? 0 : size;
-    me->disp_unit = local_error ? 1 : disp_unit;
-    struct strand_win *w = local_error ? NULL : handle_create(core, c->rank);
-    if (local_error == MPI_SUCCESS && w == NULL) {
-        local_error = MPI_ERR_NO_MEM;
-        why = "cannot allocate the window handle";
-    }
+    /* A member with bad arguments still takes part, so that nobody hangs: all fail. */
+    int n = c->core->size;
+    struct member_record mine = { .id = c->rank == 0 ? rma_window_id_new() : 0, .base = (uintptr_t)base,
+                                  .size = size, .disp_unit = disp_unit, .error = local_error };
+    struct member_record *all = malloc((size_t)n * sizeof *all);
+    if (all == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory in MPI_Win_create\n");
+    win_exchange(c, WIN_TAG_CREATE, &mine, (int)sizeof mine, all);
+    int error = MPI_SUCCESS;
+    for (int i = 0; i < n && error == MPI_SUCCESS; i++)
+        error = all[i].error;
     if (local_error != MPI_SUCCESS) {
-        int none = MPI_SUCCESS;
-        atomic_compare_exchange_strong(&core->create_error, &none, local_error);
+        free(all);
+        return error_report(comm, local_error, where, "%s", why);
     }
-    struct fence_cursor cur = { 0, 0 };
-    fence_pass_core(core, c->rank, &cur, true);
-    int error = atomic_load_explicit(&core->create_error, memory_order_relaxed);
     if (error != MPI_SUCCESS) {
-        handle_destroy(w);
-        core_release(core);
-        if (local_error != MPI_SUCCESS)
-            return error_report(comm, local_error, where, "%s", why);
+        free(all);
         return error_report(comm, error, where, "another member of the communicator passed invalid arguments");
     }
-    w->fence_cur = cur;
+    struct win_core *core = registry_join(c->core->members, n, all);
+    free(all);
+    struct strand_win *w = core != NULL ? handle_create(core, c->rank) : NULL;
+    if (w == NULL) {
+        /* The others go on: this member cannot take part (out of memory). */
+        if (core != NULL)
+            core_release(core);
+        return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate the window");
+    }
+    if (core->spans) {
+        comm_retain(c);
+        w->comm = c;
+        win_exchange(c, WIN_TAG_BARRIER, NULL, 0, NULL);
+    }
     *win = w;
     return MPI_SUCCESS;
 }
@@ -251,9 +357,16 @@ int PMPI_Win_free(MPI_Win *win)
     if (rc != MPI_SUCCESS)
         return win_error(w, rc, where, "an attribute delete callback failed with code %d", rc);
     /* Everyone's operations on every member's memory are done once all
-     * members are here (this also completes a fence epoch left open). */
-    fence_pass(w, true);
+     * members are here (this also completes a fence epoch left open);
+     * across node processes, once every member's frames are answered. */
     struct win_core *core = w->core;
+    if (core->spans) {
+        rma_remote_drain(w);
+        win_exchange(w->comm, WIN_TAG_BARRIER, NULL, 0, NULL);
+        comm_release(w->comm);
+    } else {
+        fence_pass(w, true);
+    }
     handle_destroy(w);
     core_release(core);
     *win = MPI_WIN_NULL;

@@ -5,7 +5,13 @@
  *
  * Each of 2-3 processes (ranks) takes the lock a few times, each time
  * shared or exclusive as the configuration says, and every combination of
- * lock types is explored. Checked: an exclusive holder is alone in its
+ * lock types is explored. A process may also be a remote origin (every
+ * choice of which ones is explored): its LOCK is served by the target's
+ * progress thread (lock_request_remote: ticket, `waiting`, slot, then its
+ * own look through remote_try_grant), and whoever finds its proxy in a
+ * waiter slot (wake_ticket, or the grant loop of remote_try_grant after a
+ * shared grant) grants it instead of waking it; the grant is the ACK the
+ * origin waits for, its UNLOCK runs lock_release_core like a local one. Checked: an exclusive holder is alone in its
  * critical section (no other exclusive holder, no shared holder); no
  * deadlock or lost wake-up; at the end no reader is counted and every
  * ticket was served. */
@@ -32,17 +38,33 @@ enum lock_pc {
     L_WAKE,         /* rank_wake of the slot's rank */
     L_END,          /* one lock/unlock done (a local step, taken at once) */
     L_DONE,
+    /* a remote origin's requests, as its target's progress thread serves them */
+    R_FLAG,         /* lock_request_remote: store the request word (ticket, kind, waiting) */
+    R_SLOT,         /* store the proxy in waiters[ticket % size], then remote_try_grant */
+    R_WAIT,         /* the origin waits for the grant (ACK) */
+    /* remote_try_grant(q), run by whoever found q's proxy (or q's own LOCK) */
+    G_WAITING,      /* load q's request word */
+    G_SERVING,      /* lock_turn: load serving */
+    G_READERS,      /* lock_turn (exclusive): load readers */
+    G_XCHG,         /* compare-and-swap the word read: clear its waiting bit */
+    G_JOIN,         /* shared: fetch_add(readers) */
+    G_SERVE,        /* shared: fetch_add(serving) */
+    G_GRANT,        /* send the grant; shared: go on with the next ticket's holder */
 };
 
 struct lock_proc {
     uint8_t pc, after;      /* after: where wake_ticket returns */
     uint8_t iter, exclusive, ticket, wake_ticket, wake_rank, wake_phase;
+    uint8_t grant;          /* the remote process remote_try_grant works for */
+    uint8_t gticket, gexcl; /* the request word it read */
     struct wait_m wait;
 };
 
 struct lock_state {
     uint8_t next, serving, readers;
     uint8_t slot[MAXP];     /* waiters[]: rank + 1, 0 = NULL */
+    uint8_t waiting[MAXP], rticket[MAXP], rexcl[MAXP];  /* remote_locks[]: one word */
+    uint8_t granted[MAXP];  /* the grant (ACK) reached the origin */
     struct waiter_m waiter[MAXP];
     struct lock_proc p[MAXP];
 };
@@ -51,6 +73,7 @@ static struct {
     int nprocs;
     int iters[MAXP];        /* locks taken by each process */
     unsigned kinds;         /* bit p * LOCK_ITERS_MAX + i: process p's i-th lock is exclusive */
+    unsigned remote;        /* bit p: process p is a remote origin */
 } cfg;
 
 static void lock_init(void *sv)
@@ -81,7 +104,7 @@ static enum cond_result lock_turn(void *sv, int p, uint8_t *cursor)
 static void wake_return(struct lock_proc *me)
 {
     me->pc = me->after;
-    me->after = me->wake_ticket = me->wake_rank = 0;
+    me->after = me->wake_ticket = me->wake_rank = me->grant = me->gticket = me->gexcl = 0;
 }
 
 /* L_END touches only locals: taken together with the step before. */
@@ -119,7 +142,76 @@ static bool lock_step_raw(struct lock_state *s, int p)
     case L_TICKET:
         me->exclusive = (cfg.kinds >> (p * LOCK_ITERS_MAX + me->iter)) & 1;
         me->ticket = s->next++;
-        me->pc = L_TURN_SERVING;
+        if ((cfg.remote >> p) & 1) {
+            me->pc = R_FLAG;
+        } else {
+            me->pc = L_TURN_SERVING;
+        }
+        return true;
+    case R_FLAG:
+        s->rticket[p] = me->ticket;
+        s->rexcl[p] = me->exclusive;
+        s->waiting[p] = 1;
+        me->pc = R_SLOT;
+        return true;
+    case R_SLOT:
+        s->slot[me->ticket % n] = (uint8_t)(p + 1);
+        me->grant = (uint8_t)p;
+        me->after = R_WAIT;
+        me->pc = G_WAITING;
+        return true;
+    case R_WAIT:
+        if (!s->granted[p])
+            return false;
+        s->granted[p] = 0;
+        me->pc = L_RELEASE;
+        return true;
+    case G_WAITING:
+        if (!s->waiting[me->grant]) {
+            wake_return(me);
+        } else {
+            me->gticket = s->rticket[me->grant];
+            me->gexcl = s->rexcl[me->grant];
+            me->pc = G_SERVING;
+        }
+        return true;
+    case G_SERVING:
+        if (s->serving != me->gticket)
+            wake_return(me);
+        else
+            me->pc = me->gexcl ? G_READERS : G_XCHG;
+        return true;
+    case G_READERS:
+        if (s->readers != 0)
+            wake_return(me);
+        else
+            me->pc = G_XCHG;
+        return true;
+    case G_XCHG:
+        if (!s->waiting[me->grant] || s->rticket[me->grant] != me->gticket || s->rexcl[me->grant] != me->gexcl) {
+            wake_return(me);
+        } else {
+            s->waiting[me->grant] = 0;
+            me->pc = me->gexcl ? G_GRANT : G_JOIN;
+        }
+        return true;
+    case G_JOIN:
+        s->readers++;
+        me->pc = G_SERVE;
+        return true;
+    case G_SERVE:
+        s->serving++;
+        me->pc = G_GRANT;
+        return true;
+    case G_GRANT:
+        s->granted[me->grant] = 1;
+        if (me->gexcl) {
+            wake_return(me);
+        } else {
+            me->wake_ticket = (uint8_t)(me->gticket + 1);
+            me->gticket = me->gexcl = 0;
+            me->pc = L_WT_NEXT;
+        }
         return true;
     case L_TURN_SERVING:
         if (s->serving != me->ticket)
@@ -174,6 +266,10 @@ static bool lock_step_raw(struct lock_state *s, int p)
         uint8_t r = s->slot[me->wake_ticket % n];
         if (r == 0) {
             wake_return(me);
+        } else if ((cfg.remote >> (r - 1)) & 1) {
+            me->grant = (uint8_t)(r - 1);
+            me->wake_ticket = 0;
+            me->pc = G_WAITING;
         } else {
             me->wake_rank = (uint8_t)(r - 1);
             me->pc = L_WAKE;
@@ -217,6 +313,9 @@ static const char *lock_final(const void *sv)
         return "readers left counted at the end";
     if (s->serving != s->next)
         return "a ticket was never served";
+    for (int p = 0; p < cfg.nprocs; p++)
+        if (s->waiting[p] || s->granted[p])
+            return "a remote request left waiting or a grant unconsumed";
     return NULL;
 }
 
@@ -225,8 +324,9 @@ static void lock_show(const void *sv, FILE *out)
     const struct lock_state *s = sv;
     fprintf(out, "next=%u serving=%u readers=%u |", s->next, s->serving, s->readers);
     for (int p = 0; p < cfg.nprocs; p++)
-        fprintf(out, " p%d:%s pc=%u t=%u wpc=%u seq=%u sl=%u", p, s->p[p].exclusive ? "X" : "S", s->p[p].pc,
-                s->p[p].ticket, s->p[p].wait.pc, s->waiter[p].seq, s->waiter[p].sleepers);
+        fprintf(out, " p%d:%s%s pc=%u t=%u wpc=%u seq=%u sl=%u w=%u g=%u", p, (cfg.remote >> p) & 1 ? "R" : "",
+                s->p[p].exclusive ? "X" : "S", s->p[p].pc, s->p[p].ticket, s->p[p].wait.pc, s->waiter[p].seq,
+                s->waiter[p].sleepers, s->waiting[p], s->granted[p]);
 }
 
 static const struct model lock_model = {
@@ -245,6 +345,7 @@ bool check_lock(struct explore_stats *stats, FILE *out)
         memcpy(cfg.iters, shapes[k].iters, sizeof cfg.iters);
         struct model m = lock_model;
         m.nprocs = cfg.nprocs;
+        for (cfg.remote = 0; cfg.remote < 1u << cfg.nprocs; cfg.remote++)
         for (unsigned kinds = 0; kinds < 1u << (cfg.nprocs * LOCK_ITERS_MAX); kinds++) {
             bool unused_bits = false;
             for (int p = 0; p < cfg.nprocs; p++)
@@ -254,8 +355,8 @@ bool check_lock(struct explore_stats *stats, FILE *out)
                 continue;
             cfg.kinds = kinds;
             if (!explore(&m, stats, out)) {
-                fprintf(out, "configuration: %d ranks, locks %d/%d/%d, types 0x%x (bit 2p+i: exclusive)\n",
-                        cfg.nprocs, cfg.iters[0], cfg.iters[1], cfg.iters[2], kinds);
+                fprintf(out, "configuration: %d ranks, locks %d/%d/%d, types 0x%x (bit 2p+i: exclusive), "
+                        "remote 0x%x\n", cfg.nprocs, cfg.iters[0], cfg.iters[1], cfg.iters[2], kinds, cfg.remote);
                 return false;
             }
         }

@@ -12,9 +12,36 @@
 
 enum { ROUNDS = 200000 };
 
+/* One window (id 7) of 6 members; members 2 and 3 are in this node
+ * process, with 4096 and 0 bytes of window memory. */
+enum { WINDOW_ID = 7, WINDOW_SIZE = 6, WINDOW_BYTES = 4096, ELEMENT_CODES = 3, OP_CODES = 13 };
+
+static bool member_local(uint32_t m) { return m == 2 || m == 3; }
+
+static bool fake_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out)
+{
+    if (id != WINDOW_ID || dest >= WINDOW_SIZE || source >= WINDOW_SIZE)
+        return false;
+    *out = (struct wire_window){ WINDOW_SIZE, member_local(dest), !member_local(source),
+                                 dest == 2 ? WINDOW_BYTES : 0 };
+    return true;
+}
+
+/* Element codes 0..2: int, double, a padded pair (extent 16, data up to 12). */
+static const struct wire_element elements[ELEMENT_CODES] = { { 4, 4 }, { 8, 8 }, { 16, 12 } };
+
+static bool fake_element(uint32_t op, uint32_t element, struct wire_element *out)
+{
+    if (op >= OP_CODES || element >= ELEMENT_CODES)
+        return false;
+    *out = elements[element];
+    return true;
+}
+
 static const struct wire_limits limits = {
     .first_rank = 8, .local_ranks = 4, .nnodes = 3, .job_id = 0x1234abcdULL,
     .max_eager = 16384, .max_data = 1u << 30, .tag_ub = 1 << 30,
+    .window = fake_window, .acc_element = fake_element,
 };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -27,10 +54,34 @@ static uint64_t rng(void)
     return rng_state;
 }
 
+/* What any accepted one-sided frame must satisfy. */
+static void check_accepted_rma(const struct wire_frame *f)
+{
+    CU_ASSERT(f->a == WINDOW_ID && member_local(f->dest) && f->source >= 0 && f->source < WINDOW_SIZE &&
+              !member_local((uint32_t)f->source));
+    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC) {
+        CU_ASSERT(f->b >= 1 && f->b <= WIRE_RMA_MAX_BLOCKS && f->c <= WIRE_RMA_MAX_DATA &&
+                  f->payload_len == f->b * WIRE_RMA_BLOCK_BYTES + f->c);
+    } else if (f->type == WIRE_RMA_GET) {
+        CU_ASSERT(f->b >= 1 && f->b <= WIRE_RMA_MAX_BLOCKS && f->payload_len == f->b * WIRE_RMA_BLOCK_BYTES);
+    } else if (f->type == WIRE_RMA_GET_REPLY) {
+        CU_ASSERT(f->payload_len <= WIRE_RMA_MAX_DATA);
+    } else {
+        CU_ASSERT(f->payload_len == 0);
+    }
+    if (f->type == WIRE_RMA_ACC) {
+        CU_ASSERT(f->tag >= 0 && (f->tag & 0xff) < OP_CODES && (f->tag >> 8) < ELEMENT_CODES);
+    }
+}
+
 /* What any accepted frame must satisfy, whatever produced it. */
 static void check_accepted(const struct wire_frame *f)
 {
     CU_ASSERT_FATAL(f->type >= WIRE_HELLO && f->type < WIRE_TYPE_END);
+    if (wire_is_rma(f->type)) {
+        check_accepted_rma(f);
+        return;
+    }
     switch (f->type) {
     case WIRE_HELLO:
         CU_ASSERT(f->payload_len == 0 && f->a == limits.job_id && f->b < limits.nnodes);
@@ -83,9 +134,26 @@ static enum wire_status decode_exact(const unsigned char *bytes, size_t len, str
     return st;
 }
 
+enum { VALID_FRAMES = 17 };
+
 static struct wire_frame valid_frame(int which)
 {
-    switch (which % 8) {
+    switch (which % VALID_FRAMES) {
+    case 8: return (struct wire_frame){ .type = WIRE_RMA_PUT, .payload_len = 2 * 16 + 100, .source = 4, .dest = 2,
+                                        .a = WINDOW_ID, .b = 2, .c = 100 };
+    case 9: return (struct wire_frame){ .type = WIRE_RMA_ACC, .payload_len = 16 + 64, .context_id = 1,
+                                        .source = 0, .tag = 2 | 1 << 8, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 64 };
+    case 10: return (struct wire_frame){ .type = WIRE_RMA_GET, .payload_len = 3 * 16, .context_id = 5, .source = 5,
+                                         .dest = 3, .a = WINDOW_ID, .b = 3, .c = 0x100000001ULL };
+    case 11: return (struct wire_frame){ .type = WIRE_RMA_GET_REPLY, .payload_len = 512, .source = 1, .dest = 2,
+                                         .a = WINDOW_ID, .c = 9 };
+    case 12: return (struct wire_frame){ .type = WIRE_RMA_LOCK, .context_id = 1, .source = 1, .dest = 3,
+                                         .a = WINDOW_ID };
+    case 13: return (struct wire_frame){ .type = WIRE_RMA_UNLOCK, .source = 4, .dest = 2, .a = WINDOW_ID };
+    case 14: return (struct wire_frame){ .type = WIRE_RMA_COMPLETE, .source = 0, .dest = 2, .a = WINDOW_ID };
+    case 15: return (struct wire_frame){ .type = WIRE_RMA_POST, .source = 5, .dest = 3, .a = WINDOW_ID };
+    case 16: return (struct wire_frame){ .type = WIRE_RMA_ACK, .context_id = WIRE_RMA_LOCK, .source = 1, .dest = 2,
+                                         .a = WINDOW_ID };
     case 0: return (struct wire_frame){ .type = WIRE_HELLO, .a = limits.job_id, .b = 2, .c = 3 };
     case 1: return (struct wire_frame){ .type = WIRE_EAGER, .payload_len = 100, .context_id = 4, .source = 3,
                                         .tag = 7, .dest = 9, .a = 100 };
@@ -101,7 +169,7 @@ static struct wire_frame valid_frame(int which)
 
 static void test_round_trip(void)
 {
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < VALID_FRAMES; i++) {
         struct wire_frame in = valid_frame(i), out;
         unsigned char buf[WIRE_HEADER_BYTES];
         wire_encode_header(buf, &in);
@@ -138,6 +206,25 @@ static void test_each_rule(void)
         { .type = WIRE_BYE, .payload_len = 1 },
         { .type = WIRE_CANCEL, .dest = 3 },
         { .type = WIRE_CANCELLED, .b = 2 },
+        { .type = WIRE_RMA_LOCK, .source = 1, .dest = 2, .a = WINDOW_ID + 1 },           /* unknown window */
+        { .type = WIRE_RMA_LOCK, .source = 1, .dest = 4, .a = WINDOW_ID },               /* dest not here */
+        { .type = WIRE_RMA_LOCK, .source = 3, .dest = 2, .a = WINDOW_ID },               /* source here */
+        { .type = WIRE_RMA_LOCK, .source = 6, .dest = 2, .a = WINDOW_ID },               /* source outside */
+        { .type = WIRE_RMA_LOCK, .source = -1, .dest = 2, .a = WINDOW_ID },
+        { .type = WIRE_RMA_LOCK, .context_id = 2, .source = 1, .dest = 2, .a = WINDOW_ID },
+        { .type = WIRE_RMA_POST, .payload_len = 1, .source = 1, .dest = 2, .a = WINDOW_ID },
+        { .type = WIRE_RMA_PUT, .payload_len = 16 + 10, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 11 },
+        { .type = WIRE_RMA_PUT, .payload_len = 0, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 0, .c = 0 },
+        { .type = WIRE_RMA_PUT, .payload_len = 16 + WIRE_RMA_MAX_DATA + 1, .source = 1, .dest = 2, .a = WINDOW_ID,
+          .b = 1, .c = WIRE_RMA_MAX_DATA + 1 },
+        { .type = WIRE_RMA_ACC, .payload_len = 16 + 4, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 4,
+          .tag = OP_CODES },                                                              /* unknown op */
+        { .type = WIRE_RMA_ACC, .payload_len = 16 + 4, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 4,
+          .tag = ELEMENT_CODES << 8 },                                                    /* unknown element */
+        { .type = WIRE_RMA_GET, .payload_len = 16, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 0 },
+        { .type = WIRE_RMA_GET_REPLY, .payload_len = WIRE_RMA_MAX_DATA + 1, .source = 1, .dest = 2,
+          .a = WINDOW_ID, .c = 1 },
+        { .type = WIRE_RMA_ACK, .context_id = WIRE_RMA_GET, .source = 1, .dest = 2, .a = WINDOW_ID },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned char buf[WIRE_HEADER_BYTES];
@@ -185,7 +272,7 @@ static void test_mutated_frames(void)
     int refused = 0;
     for (int i = 0; i < ROUNDS; i++) {
         unsigned char buf[WIRE_HEADER_BYTES];
-        struct wire_frame in = valid_frame((int)(rng() % 8));
+        struct wire_frame in = valid_frame((int)(rng() % VALID_FRAMES));
         wire_encode_header(buf, &in);
         int flips = 1 + (int)(rng() % 4);
         for (int k = 0; k < flips; k++) {
@@ -200,6 +287,78 @@ static void test_mutated_frames(void)
     CU_ASSERT(refused > 0);
 }
 
+/* A block list that wire_check_rma_blocks accepted, checked again independently. */
+static void check_blocks_inside(const struct wire_frame *f, const unsigned char *payload)
+{
+    uint64_t total = 0;
+    const struct wire_element *e = f->type == WIRE_RMA_ACC ? &elements[f->tag >> 8] : NULL;
+    for (uint64_t i = 0; i < f->b; i++) {
+        uint64_t offset, len;
+        wire_block(payload, i, &offset, &len);
+        uint64_t last_byte = e != NULL ? offset + (len - 1) * e->extent + e->true_ub : offset + len;
+        CU_ASSERT(len >= 1 && offset < WINDOW_BYTES && last_byte <= WINDOW_BYTES);
+        total += e != NULL ? len * e->extent : len;
+    }
+    if (f->type != WIRE_RMA_GET) {
+        CU_ASSERT(total == f->c);
+    }
+}
+
+/* Valid PUT, ACC and GET payloads, mutated: every verdict clean, every
+ * accepted block inside the window (payloads sit in exact-size heap blocks). */
+static void test_rma_blocks(void)
+{
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < ROUNDS / 4; i++) {
+        int kind = (int)(rng() % 3);
+        uint32_t element = (uint32_t)(rng() % ELEMENT_CODES);
+        uint64_t nblocks = 1 + rng() % 8;
+        struct wire_frame f = { .type = kind == 0 ? WIRE_RMA_PUT : kind == 1 ? WIRE_RMA_ACC : WIRE_RMA_GET,
+                                .source = 1, .dest = 2, .a = WINDOW_ID, .b = nblocks, .c = 1,
+                                .tag = kind == 1 ? (int32_t)(element << 8) : 0 };
+        uint64_t unit = kind == 1 ? elements[element].extent : 1;
+        unsigned char list[8 * WIRE_RMA_BLOCK_BYTES];
+        uint64_t data = 0;
+        for (uint64_t b = 0; b < nblocks; b++) {
+            uint64_t len = 1 + rng() % 8, offset = (rng() % 64) * 16;
+            wire_encode_block(list + b * WIRE_RMA_BLOCK_BYTES, offset, len);
+            data += len * unit;
+        }
+        if (kind != 2)
+            f.c = data;
+        size_t list_bytes = nblocks * WIRE_RMA_BLOCK_BYTES;
+        int flips = (int)(rng() % 3);
+        for (int k = 0; k < flips; k++)
+            list[rng() % list_bytes] ^= (unsigned char)(1u << (rng() % 8));
+        unsigned char *payload = malloc(list_bytes);
+        memcpy(payload, list, list_bytes);
+        const char *why = wire_check_rma_blocks(&f, payload, &limits);
+        if (why == NULL) {
+            check_blocks_inside(&f, payload);
+            accepted++;
+        } else {
+            CU_ASSERT(why[0] != '\0');
+            refused++;
+        }
+        free(payload);
+    }
+    CU_ASSERT(accepted > 0 && refused > 0);
+    /* One block past the end, one that wraps around. */
+    unsigned char bad[WIRE_RMA_BLOCK_BYTES];
+    struct wire_frame f = { .type = WIRE_RMA_PUT, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 16 };
+    wire_encode_block(bad, WINDOW_BYTES - 8, 16);
+    CU_ASSERT(wire_check_rma_blocks(&f, bad, &limits) != NULL);
+    wire_encode_block(bad, UINT64_MAX - 4, 16);
+    CU_ASSERT(wire_check_rma_blocks(&f, bad, &limits) != NULL);
+    /* A padded pair ending exactly at the window's end is inside; one more element is not. */
+    f = (struct wire_frame){ .type = WIRE_RMA_ACC, .source = 1, .dest = 2, .a = WINDOW_ID, .b = 1, .c = 32,
+                             .tag = 2 << 8 };
+    wire_encode_block(bad, WINDOW_BYTES - 16 - 12, 2);
+    CU_ASSERT(wire_check_rma_blocks(&f, bad, &limits) == NULL);
+    wire_encode_block(bad, WINDOW_BYTES - 16 - 11, 2);
+    CU_ASSERT(wire_check_rma_blocks(&f, bad, &limits) != NULL);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -209,5 +368,6 @@ int main(void)
     CU_add_test(s, "each validation rule refuses", test_each_rule);
     CU_add_test(s, "random bytes: clean verdicts", test_random_bytes);
     CU_add_test(s, "mutated frames: clean verdicts", test_mutated_frames);
+    CU_add_test(s, "one-sided block lists: inside the window or refused", test_rma_blocks);
     return unit_run_registry();
 }
