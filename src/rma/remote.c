@@ -402,9 +402,12 @@ static int remote_get(struct strand_win *w, const struct rma_op *op)
         g->chunk_at[g->nchunks + 1] = c.stream;
     }
     g->left = g->nchunks;
+    /* Once registered, the record belongs to the progress thread: the
+     * last reply frees it, possibly before this loop ends. */
+    uint32_t nchunks = g->nchunks;
     uint64_t cookie = get_cookie_new(g);
     struct chunker c = { .l = &l };
-    for (uint32_t k = 0; k < g->nchunks; k++) {
+    for (uint32_t k = 0; k < nchunks; k++) {
         uint64_t nblocks = chunk_next(&c, list, &data);
         size_t list_bytes = nblocks * WIRE_RMA_BLOCK_BYTES;
         unsigned char *payload = payload_alloc(list_bytes);

@@ -247,7 +247,8 @@ static int dist_graph_spanning(struct strand_comm *c, const struct dist_edges *m
     int *cols = malloc(3 * (size_t)total * sizeof *cols + 1);
     if (cols == NULL)
         strand_job_abort(1, "Strand MPI: out of memory in MPI_Dist_graph_create\n");
-    edges_flatten(mine, total, cols);
+    if (error == MPI_SUCCESS)       /* else the edges may be anything: none are sent */
+        edges_flatten(mine, total, cols);
     /* The edges carry their weights; a member's adjacency is weighted as
      * that member's call is. */
     *out = NULL;
