@@ -62,7 +62,7 @@ _Noreturn void strand_job_abort(int status, const char *message)
     fflush(NULL);
     if (status != 0) {
         tell_launcher_abort();
-        net_job_aborting(message);
+        net_job_aborting(status, message);
     }
     /* Not exit(): the runtime exports its own exit() for ranks. */
     syscall(SYS_exit_group, status);

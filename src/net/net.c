@@ -222,9 +222,9 @@ void net_end(void)
     active = false;
 }
 
-void net_job_aborting(const char *message)
+void net_job_aborting(int status, const char *message)
 {
-    pmi_abort(message);
+    pmi_abort(status, message);
 }
 
 /* ---- addressing: the static rule, then the store ---- */

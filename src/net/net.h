@@ -163,8 +163,9 @@ extern const struct net_ops net_tcp_ops;
  * another task's node process takes part in PMI's fence and exits here.
  * Says so in one line when started by srun without a usable PMI. */
 void net_bootstrap(void);
-/* The job aborts (strand_job_abort): tells the process manager, if any. */
-void net_job_aborting(const char *message);
+/* The job aborts with `status` (strand_job_abort): tells the process
+ * manager, if any. */
+void net_job_aborting(int status, const char *message);
 
 /* Main thread, at node start: reads the job from the environment. When
  * the job spans several node processes, fills `ranks` (world size entries)

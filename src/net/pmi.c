@@ -207,7 +207,7 @@ void pmi_finalize(void)
     backend = NULL;
 }
 
-void pmi_abort(const char *message)
+void pmi_abort(int status, const char *message)
 {
     if (backend == NULL)
         return;
@@ -217,5 +217,5 @@ void pmi_abort(const char *message)
     for (char *p = text; *p; p++)
         if (*p == ';' || *p == '=' || *p == '\n')
             *p = *p == '\n' && p[1] == '\0' ? '\0' : ',';
-    backend->abort(text);
+    backend->abort(status, text);
 }

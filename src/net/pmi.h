@@ -30,8 +30,10 @@ int pmi_get(int node, const char *key, char *value, size_t len);
 void pmi_fence(void);
 /* At the end of the node process. */
 void pmi_finalize(void);
-/* The job aborts: ask the process manager to end every task. */
-void pmi_abort(const char *message);
+/* The job aborts with `status`: ask the process manager to end every task
+ * (PMIx passes the status on, so srun exits with it; PMI-2 has no field
+ * for it). */
+void pmi_abort(int status, const char *message);
 
 /* --- a PMI implementation (pmi2.c, pmix.c), used by pmi.c --- */
 struct pmi_backend {
@@ -49,7 +51,7 @@ struct pmi_backend {
     int (*first_rank_of_node)(int node);
     int (*fence)(void);
     void (*finalize)(void);
-    void (*abort)(const char *message);
+    void (*abort)(int status, const char *message);
 };
 extern const struct pmi_backend pmi2_backend, pmix_backend;
 

@@ -79,9 +79,12 @@ static void finalize(void)
 /* PMI2_Abort sends the request, then calls exit(), which in a rank thread
  * is that rank's return (privatize/overrides.c), not the end of the
  * process: a child process (sharing PMI's connection) sends it. The
- * process manager then ends every task of the step. */
-static void abort_job(const char *message)
+ * process manager then ends every task of the step. PMI-2's abort carries
+ * no status: Slurm kills the other tasks and srun exits with 137, as it
+ * does for MPICH's MPI_Abort under --mpi=pmi2. */
+static void abort_job(int status, const char *message)
 {
+    (void)status;
     fflush(NULL);
     pid_t child = fork();
     if (child == 0) {

@@ -149,9 +149,9 @@ static void finalize(void)
     PMIx_Finalize(NULL, 0);
 }
 
-static void abort_job(const char *message)
+static void abort_job(int status, const char *message)
 {
-    PMIx_Abort(1, message, NULL, 0);
+    PMIx_Abort(status, message, NULL, 0);
 }
 
 const struct pmi_backend pmix_backend = {

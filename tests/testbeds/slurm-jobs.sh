@@ -72,13 +72,15 @@ if [ "$have_pmix" = yes ]; then
     run pmix_cyclic 0 "" "${pmix[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
     STRAND_PMI_LAYOUT=task run pmix_per_task 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 4
     run pmix_coll_bcast 0 "" "${pmix[@]}" -N 3 -n 7 "$progs/coll_bcast"
-    run pmix_abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
+    # PMIx_Abort carries the code: srun exits with it.
+    run pmix_abort 7 "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
 else
     echo "PMIx jobs: skipped (Strand was configured without PMIx: Debian libpmix-dev)"
 fi
 
 # --- failures --------------------------------------------------------------
-run abort ANY "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+# PMI-2 has no abort code: srun reports the killed tasks (137), as for MPICH.
+run abort 137 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
 run node_process_killed ANY "lost node 1 \(ranks 3-3\)" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" kill
 
 # scancel while it runs
