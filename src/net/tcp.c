@@ -961,12 +961,26 @@ static void accept_all(void)
     }
 }
 
+/* A connect to a port of this host on which nobody listens yet can pick
+ * that very port as its own ephemeral port, and TCP's simultaneous open
+ * then connects the socket to itself: we would read our own HELLO. */
+static bool connected_to_itself(int fd)
+{
+    struct sockaddr_storage local, remote;
+    socklen_t local_len = sizeof local, remote_len = sizeof remote;
+    return getsockname(fd, (struct sockaddr *)&local, &local_len) == 0 &&
+           getpeername(fd, (struct sockaddr *)&remote, &remote_len) == 0 && local_len == remote_len &&
+           memcmp(&local, &remote, local_len) == 0;
+}
+
 static void conn_writable(struct conn *c)
 {
     if (c->state == CONN_CONNECTING) {
         int err = 0;
         socklen_t len = sizeof err;
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err == 0 && connected_to_itself(c->fd))
+            err = ECONNREFUSED;     /* the peer does not listen yet */
         if (err != 0) {
             connect_failed(c, err);
             return;
