@@ -4,13 +4,45 @@
  * not one per pair of node processes. Run with one rank per node process
  * (mpiexec -n K --nodes K, K >= 3): after a ring exchange, each node process
  * holds at most 3 TCP sockets (listening, one it opened to its right
- * neighbour, one its left neighbour opened to it), counted in /proc/self/fd.
+ * neighbour, one its left neighbour opened to it), counted in /proc/self/fd
+ * among the TCP sockets on the job's ports (/proc/self/net/tcp{,6}).
  * Minimum ranks: 2 (with one node process it checks the data only).
  */
 #include <dirent.h>
 #include <unistd.h>
 
 #include "testutil.h"
+
+/* Whether socket inode `inode` is one of the job's TCP sockets: in
+ * /proc/self/net/tcp{,6} with a local or remote port among the job's
+ * static ports (STRAND_NET_PORT .. + STRAND_NODES - 1). Other sockets (a
+ * PMI or PMIx connection under srun) do not count. */
+static int is_job_socket(unsigned long inode)
+{
+    static const char *const tables[] = { "/proc/self/net/tcp", "/proc/self/net/tcp6" };
+    const char *base_text = getenv("STRAND_NET_PORT"), *nodes_text = getenv("STRAND_NODES");
+    if (base_text == NULL || nodes_text == NULL)
+        return 0;
+    unsigned base = (unsigned)atoi(base_text), nodes = (unsigned)atoi(nodes_text);
+    for (int t = 0; t < 2; t++) {
+        FILE *f = fopen(tables[t], "r");
+        char line[512];
+        int found = 0;
+        while (!found && f != NULL && fgets(line, sizeof line, f) != NULL) {
+            unsigned long entry;
+            unsigned local, remote;
+            /* sl local:port remote:port st tx:rx tr:when retrnsmt uid timeout inode */
+            found = sscanf(line, "%*s %*[0-9A-F]:%x %*[0-9A-F]:%x %*s %*s %*s %*s %*s %*s %lu", &local, &remote,
+                           &entry) == 3 &&
+                    entry == inode && (local - base < nodes || remote - base < nodes);
+        }
+        if (f != NULL)
+            fclose(f);
+        if (found)
+            return 1;
+    }
+    return 0;
+}
 
 static int sockets_open(void)
 {
@@ -21,9 +53,10 @@ static int sockets_open(void)
         char path[300], target[64];
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t len = readlink(path, target, sizeof target - 1);
+        unsigned long inode;
         if (len > 0) {
             target[len] = '\0';
-            n += strncmp(target, "socket:", 7) == 0;
+            n += sscanf(target, "socket:[%lu]", &inode) == 1 && is_job_socket(inode);
         }
     }
     if (d != NULL)

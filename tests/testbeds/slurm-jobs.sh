@@ -2,7 +2,9 @@
 # Jobs under Slurm (tests/testbeds/slurm: munged, slurmctld and 4 emulated
 # nodes sharing this host's name, /dev/shm and loopback) started with
 # srun --mpi=pmi2: one node process per Slurm node (grouped by Slurm's node
-# id), also one per task; uneven and cyclic task layouts; 64 ranks; srun
+# id), also one per task; uneven and cyclic task layouts; 64 ranks; the
+# whole network suite (tests/mpi/net.testlist) under PMI-2 and, one node
+# process per task, under PMIx; srun
 # without a PMI; MPI_Abort, a node process that dies, scancel mid-run,
 # sbatch --wait, and a whole node killed (its slurmd, slurmstepd and task).
 # After every job no process of the program may be left. Skipped (exit 77)
@@ -27,7 +29,7 @@ teardown() {
 }
 trap teardown EXIT
 trap 'exit 1' INT TERM
-"$beds/slurm" up "$state" 4 >"$state/up.log" 2>&1 || { cat "$state/up.log" "$state"/log/*; echo "FAIL: the Slurm test bed did not start"; exit 1; }
+"$beds/slurm" up "$state" 6 >"$state/up.log" 2>&1 || { cat "$state/up.log" "$state"/log/*; echo "FAIL: the Slurm test bed did not start"; exit 1; }
 # shellcheck disable=SC1091
 . "$state/slurm.env"
 export SLURM_CONF
@@ -64,6 +66,19 @@ run send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
 run net_rendezvous 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_rendezvous"
 run net_anysource 0 "" "${pmi2[@]}" -N 2 -n 5 "$progs/net_anysource"
 
+# The whole network suite (tests/mpi/net.testlist: every job over 2 to 6
+# node processes) under srun --mpi=pmi2, a node process per Slurm node;
+# more tasks than the emulated CPUs, hence --overcommit.
+suite() { # NAME RUN-TESTS-OPTIONS...
+    local name=$1 log="$state/$1.log" started=$SECONDS
+    shift
+    "$srcdir/tests/run-tests" --builddir "$builddir" --list "$srcdir/tests/mpi/net.testlist" "$@" >"$log" 2>&1 ||
+        fail "$name: $(grep -E '^(FAIL|failed:)' "$log" | head -n 5)"
+    echo "$name: $(tail -n 1 "$log") in $((SECONDS - started)) s"
+    check_no_orphans "$name"
+}
+suite suite_pmi2 --srun "srun --mpi=pmi2 --overcommit"
+
 # --- the same under PMIx (srun --mpi=pmix), when built ---------------------
 if [ "$have_pmix" = yes ]; then
     pmix=(srun --mpi=pmix)
@@ -73,6 +88,11 @@ if [ "$have_pmix" = yes ]; then
     STRAND_PMI_LAYOUT=task run pmix_per_task 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 4
     run pmix_coll_bcast 0 "" "${pmix[@]}" -N 3 -n 7 "$progs/coll_bcast"
     # PMIx_Abort carries the code: srun exits with it.
+    # The network suite again, one node process per task, up to 8 (the
+    # 64-rank entries would be 64 processes; net_layout checks the
+    # node-per-Slurm-node layout).
+    STRAND_PMI_LAYOUT=task suite suite_pmix_per_task --srun "srun --mpi=pmix --overcommit" --skip 'net_layout|np64'
+
     run pmix_abort 7 "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
 else
     echo "PMIx jobs: skipped (Strand was configured without PMIx: Debian libpmix-dev)"
