@@ -22,6 +22,11 @@ grep -q 'HAVE_PMI2=1' "$builddir/config.status" 2>/dev/null ||
 have_pmix=no
 grep -q 'HAVE_PMIX=1' "$builddir/config.status" 2>/dev/null && have_pmix=yes
 
+# One Slurm test bed at a time on this machine: two clusters started at
+# once (two build trees running make check) left nodes "unknown" in one.
+exec 9>"${TMPDIR:-/tmp}/strand-slurm-bed.lock"
+flock -w 900 9 || { echo "FAIL: another Slurm test bed has been running for 15 minutes"; exit 1; }
+
 state=$(mktemp -d "${TMPDIR:-/tmp}/strand-slurm.XXXXXX")
 teardown() {
     "$beds/slurm" down "$state"
