@@ -17,6 +17,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 enum {
     READ_BUFFER_BYTES = 64 << 10,
     CONNECT_RETRY_MS = 20,
+    CLOSE_DRAIN_MS = 2000,      /* at the end, waiting for peers to close their ends */
     DEFAULT_CONNECT_TIMEOUT_S = 60,
     MAX_EVENTS = 64,
 };
@@ -1169,8 +1171,44 @@ static void tcp_shutdown(void)
     wake_progress();
 }
 
+/* After BYE, before close: half-close every connection and read,
+ * discarding, until the peer closes its end (it does once it has read our
+ * BYE and end of file), for at most CLOSE_DRAIN_MS. A socket closed with
+ * bytes still unread sends RST instead of FIN, and the peer's kernel then
+ * drops what that peer had not read yet — our BYE among it, so the peer
+ * would take our clean end for a crash. */
+static void drain_before_close(void)
+{
+    struct pollfd *fds = calloc((size_t)tcp.nconns, sizeof *fds);
+    int open = 0;
+    for (int i = 0; fds != NULL && i < tcp.nconns; i++) {
+        fds[i] = (struct pollfd){ .fd = tcp.conns[i]->fd, .events = POLLIN };
+        if (fds[i].fd >= 0 && shutdown(fds[i].fd, SHUT_WR) == 0)
+            open++;
+        else
+            fds[i].fd = -1;
+    }
+    double deadline = now_seconds() + CLOSE_DRAIN_MS * 1e-3;
+    while (open > 0 && now_seconds() < deadline) {
+        if (poll(fds, (nfds_t)tcp.nconns, (int)((deadline - now_seconds()) * 1e3) + 1) <= 0)
+            break;
+        for (int i = 0; i < tcp.nconns; i++) {
+            char discard[4096];
+            if (fds[i].fd < 0 || fds[i].revents == 0)
+                continue;
+            ssize_t n = recv(fds[i].fd, discard, sizeof discard, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                fds[i].fd = -1;     /* the peer closed: nothing more can come */
+                open--;
+            }
+        }
+    }
+    free(fds);
+}
+
 static void tcp_close(void)
 {
+    drain_before_close();
     for (int i = 0; i < tcp.nconns; i++) {
         struct conn *c = tcp.conns[i];
         if (c->fd >= 0)
