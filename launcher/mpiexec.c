@@ -33,6 +33,7 @@
 
 #include "../src/net/layout.h"
 #include "foreign.h"
+#include "../src/core/apps.h"
 #include "kvs.h"
 #include "remote.h"
 
@@ -48,13 +49,24 @@ struct options {
     const char *universe_size;
     char **forward;         /* NAME=VALUE for node processes on other hosts (-genv, -x) */
     int nforward;
-    char **program_argv; /* program and its arguments */
+    char **program_argv; /* program and its arguments (the first app's) */
+    struct app_context *apps;   /* `-n 2 a : -n 3 b`: one per program (MPMD) */
+    int napps;
+};
+
+/* One program of the command line and its ranks (MPI-2.2 §8.8). */
+struct app_context {
+    long nranks;
+    char **argv;            /* NULL-terminated, in mpiexec's own argv */
 };
 
 static const char usage_text[] =
     "Usage: mpiexec [options] program [arguments...]\n"
+    "       mpiexec [options] -n N1 program1 [args...] : -n N2 program2 [args...] : ...\n"
     "Runs an MPI program built with Strand's mpicc; all ranks are threads of one\n"
-    "process on this node.\n"
+    "process on this node. Several programs separated by ':' form one job (one\n"
+    "MPI_COMM_WORLD, ranks in command-line order, MPI_APPNUM 0, 1, ...); only -n\n"
+    "may follow a ':', the other options go first and apply to all.\n"
     "\n"
     "Options:\n"
     "  -n N, -np N          run N ranks (default 1)\n"
@@ -221,6 +233,46 @@ static void add_forward(struct options *o, const char *name, const char *value)
     o->forward[o->nforward++] = entry;
 }
 
+/* -n N or -np N (also -n=N): the rank count. */
+static long ranks_option(char **argv, int *i)
+{
+    const char *name = argv[*i][2] == 'p' ? "-np" : "-n";
+    return parse_count(name, option_value(argv, i, name));
+}
+
+/* After the options: `program args : [-n N] program args : ...`. Each
+ * ':' ends a program's arguments (it is replaced by NULL); the first
+ * program's rank count is the global -n. */
+static void split_app_contexts(struct options *o, int argc, char **argv, int first)
+{
+    o->apps = calloc((size_t)argc, sizeof *o->apps);
+    o->napps = 0;
+    long nranks = o->nranks, total = 0;
+    for (int i = first; i < argc;) {
+        struct app_context *app = &o->apps[o->napps++];
+        app->nranks = nranks;
+        app->argv = argv + i;
+        total += nranks;
+        while (i < argc && strcmp(argv[i], ":") != 0)
+            i++;
+        if (i == argc)
+            break;
+        argv[i++] = NULL;
+        nranks = 1;
+        for (; i < argc && argv[i][0] == '-'; i++) {
+            const char *a = argv[i];
+            if (!is_option(a, "-n") && !is_option(a, "-np"))
+                usage_error("after ':', only -n N may come before the program, not '%s' (other options "
+                            "go before the first program and apply to all)", a);
+            nranks = ranks_option(argv, &i);
+        }
+        if (i >= argc)
+            usage_error("%s", "no program after ':'");
+    }
+    o->nranks = total;
+    o->program_argv = o->apps[0].argv;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
     int i;
@@ -238,8 +290,7 @@ static void parse_options(int argc, char **argv, struct options *o)
             printf("mpiexec (Strand MPI) %s\n", VERSION);
             exit(0);
         } else if (is_option(a, "-n") || is_option(a, "-np")) {
-            o->nranks = parse_count(a[2] == 'p' ? "-np" : "-n",
-                                    option_value(argv, &i, a[2] == 'p' ? "-np" : "-n"));
+            o->nranks = ranks_option(argv, &i);
         } else if (is_option(a, "--bind")) {
             o->bind = option_value(argv, &i, "--bind");
             if (o->bind == NULL)
@@ -298,7 +349,7 @@ static void parse_options(int argc, char **argv, struct options *o)
     }
     if (i >= argc)
         usage_error("%s", "no program to run");
-    o->program_argv = argv + i;
+    split_app_contexts(o, argc, argv, i);
 }
 
 static long usable_cores(void)
@@ -308,6 +359,58 @@ static long usable_cores(void)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
+}
+
+/* The file execvp would run for `name`: itself when it has a '/', else
+ * the first executable one in PATH. Returns 0, or -1 when there is none. */
+static int program_file(const char *name, char *out, size_t len)
+{
+    if (strchr(name, '/') != NULL)
+        return snprintf(out, len, "%s", name) < (int)len ? 0 : -1;
+    const char *path = getenv("PATH");
+    char *dirs = strdup(path != NULL && *path != '\0' ? path : "/bin:/usr/bin"), *save = NULL;
+    int found = -1;
+    for (char *d = strtok_r(dirs, ":", &save); d != NULL && found != 0; d = strtok_r(NULL, ":", &save))
+        if (snprintf(out, len, "%s/%s", *d != '\0' ? d : ".", name) < (int)len && access(out, X_OK) == 0)
+            found = 0;
+    free(dirs);
+    return found;
+}
+
+/* MPMD: STRAND_APPS and STRAND_APP_<k> (src/core/apps.h), read by every
+ * node process. */
+static void set_apps_environment(const struct options *o)
+{
+    if (o->napps < 2)
+        return;
+    char name[32], text[24];
+    snprintf(text, sizeof text, "%d", o->napps);
+    setenv("STRAND_APPS", text, 1);
+    long first = 0;
+    for (int k = 0; k < o->napps; k++) {
+        const struct app_context *app = &o->apps[k];
+        char file[PATH_MAX], value[65536];
+        if (program_file(app->argv[0], file, sizeof file) != 0 || access(file, X_OK) != 0) {
+            int err = strchr(app->argv[0], '/') == NULL ? ENOENT : errno;
+            fprintf(stderr, "mpiexec: cannot run %s: %s\n", app->argv[0], strerror(err));
+            exit(err == ENOENT ? 127 : 126);
+        }
+        size_t used = (size_t)snprintf(value, sizeof value, "%ld %ld %d ", first, app->nranks, k);
+        int fits = apps_encode(file, value, sizeof value, &used) == 0;
+        for (char **arg = app->argv; fits && *arg != NULL; arg++) {
+            fits = used + 1 < sizeof value;
+            value[used++] = ' ';
+            fits = fits && apps_encode(*arg, value, sizeof value, &used) == 0;
+        }
+        if (!fits) {
+            fprintf(stderr, "mpiexec: the command line of program %d (%s) is longer than %zu bytes\n", k + 1,
+                    app->argv[0], sizeof value);
+            exit(2);
+        }
+        snprintf(name, sizeof name, "STRAND_APP_%d", k);
+        setenv(name, value, 1);
+        first += app->nranks;
+    }
 }
 
 static void set_environment(const struct options *o)
@@ -325,6 +428,7 @@ static void set_environment(const struct options *o)
         setenv("STRAND_STACK_SIZE", o->stack_size, 1);
     if (o->universe_size != NULL)
         setenv("STRAND_UNIVERSE_SIZE", o->universe_size, 1);
+    set_apps_environment(o);
 }
 
 /* ---- running the program ----------------------------------------------- */
@@ -516,6 +620,7 @@ struct node_plan {
     int *control;           /* per remote node: the stdin of its ssh, else -1 */
     char **forward;         /* -genv and -x: NAME=VALUE */
     int nforward;
+    char ***node_argv;      /* per node: the program of its first rank (MPMD: each loads the others) */
 };
 
 static int port_is_free(int port)
@@ -615,6 +720,14 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
         p->control[j] = -1;
     p->forward = o->forward;
     p->nforward = o->nforward;
+    p->node_argv = malloc((size_t)nnodes * sizeof *p->node_argv);
+    for (int j = 0; j < nnodes; j++) {
+        long first = net_node_first_rank(p->nranks, p->nnodes, p->ppn, j), end = 0;
+        int k = 0;
+        while (k + 1 < o->napps && first >= (end += o->apps[k].nranks))
+            k++;
+        p->node_argv[j] = o->apps[k].argv;
+    }
     return 1;
 }
 
@@ -758,11 +871,12 @@ static pid_t start_remote_node(struct node_plan *p, int node, char **argv, pid_t
 /* Every node process (or its ssh) is in one process group (the first
  * one's): signals, the time limit and the end of the job reach all of
  * them at once. Each also dies with mpiexec (PR_SET_PDEATHSIG). */
-static int start_nodes(struct node_plan *p, char **argv, const sigset_t *mask, int report_fd)
+static int start_nodes(struct node_plan *p, const sigset_t *mask, int report_fd)
 {
     pid_t group = 0;
     for (int j = 0; j < p->nnodes; j++) {
         set_node_environment(p, j);
+        char **argv = p->node_argv[j];
         pid_t child = p->remote[j] ? start_remote_node(p, j, argv, group, mask) : fork();
         if (child < 0) {
             perror("mpiexec: fork");
@@ -884,7 +998,7 @@ static int run_nodes(struct node_plan *p, char **argv)
     }
     block_forwarded_signals(&old_mask);
     install_forwarding();
-    pid_t group = start_nodes(p, argv, &old_mask, report[1]);
+    pid_t group = start_nodes(p, &old_mask, report[1]);
     if (group < 0)
         return 127;
     if (job_started(group, &old_mask, report, &err)) {
@@ -954,8 +1068,9 @@ int main(int argc, char **argv)
     struct options o;
     parse_options(argc, argv, &o);
     set_environment(&o);
-    if (foreign_mpi_check(o.program_argv[0], o.nranks) != 0)
-        return 1;
+    for (int k = 0; k < o.napps; k++)
+        if (foreign_mpi_check(o.apps[k].argv[0], o.nranks) != 0)
+            return 1;
     struct node_plan plan;
     if (!plan_nodes(&o, &plan))
         return run_program(o.program_argv);

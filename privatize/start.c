@@ -20,7 +20,10 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "../src/core/apps.h"
 
 __thread struct rank_run *privatize_current_run;
 
@@ -240,9 +243,78 @@ static void end_rank(struct rank_run *run, int unload)
     output_rank_end(run->rank);
 }
 
+/* ---- the programs of an MPMD launch (src/core/apps.h) ----------------- */
+
+static struct node_program *program_open(const char *path, int argc, char *const *argv, const char *wdir,
+                                         char *err, size_t errlen);
+
+/* Each app other than the node's own program is read once, by the first
+ * of its ranks, and kept until the process exits (like the node's own). */
+static struct {
+    pthread_mutex_t lock;
+    struct node_program **programs;     /* by app index */
+    int count;
+} app_programs = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether app `a` is what this process runs: the same file, the same argv. */
+static int app_is_node_program(const struct app *a, const struct node_program *own)
+{
+    if (a->argc != own->argc || !same_file(a->path, "/proc/self/exe"))
+        return 0;
+    for (int i = 0; i < a->argc; i++)
+        if (strcmp(a->argv[i], own->argv[i]) != 0)
+            return 0;
+    return 1;
+}
+
+static const struct node_program *app_program(const struct app *a, char *err, size_t errlen)
+{
+    int k = apps_index(a);
+    pthread_mutex_lock(&app_programs.lock);
+    if (k >= app_programs.count) {
+        struct node_program **grown = realloc(app_programs.programs, (size_t)(k + 1) * sizeof *grown);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&app_programs.lock);
+            snprintf(err, errlen, "out of memory");
+            return NULL;
+        }
+        memset(grown + app_programs.count, 0, (size_t)(k + 1 - app_programs.count) * sizeof *grown);
+        app_programs.programs = grown;
+        app_programs.count = k + 1;
+    }
+    if (app_programs.programs[k] == NULL)
+        app_programs.programs[k] = program_open(a->path, a->argc, a->argv, NULL, err, errlen);
+    struct node_program *p = app_programs.programs[k];
+    pthread_mutex_unlock(&app_programs.lock);
+    return p;
+}
+
+/* What a launched rank runs: its app's program (an MPMD job), else the
+ * node's own. */
+static const struct node_program *launched_program(const struct node_program *own)
+{
+    struct rank *self = strand_current_rank();
+    const struct app *a = apps_of_rank(strand_rank_world_number(self));
+    if (a == NULL || app_is_node_program(a, own))
+        return own;
+    char err[2048];
+    const struct node_program *p = app_program(a, err, sizeof err);
+    if (p == NULL)
+        abort_job(1, "rank %d: cannot read its program %s: %s", strand_rank_world_number(self), a->path, err);
+    return p;
+}
+
 static int run_one_rank(void *arg)
 {
     const struct node_program *program = arg;
+    if (!program->spawned)
+        program = launched_program(program);
     char err[2048];
     struct rank_run *run = rank_run_create(program);
     if (run == NULL)
@@ -275,17 +347,37 @@ static void spawned_program_free(struct node_program *p)
     free(p);
 }
 
+/* A program read from `path` whose ranks see argv[0..argc) (copied). */
+static struct node_program *program_open(const char *path, int argc, char *const *argv, const char *wdir,
+                                         char *err, size_t errlen)
+{
+    struct node_program *p = calloc(1, sizeof *p);
+    if (p == NULL || (p->argv = copy_arguments(argc, (char **)argv)) == NULL ||
+        (wdir != NULL && (p->wdir = strdup(wdir)) == NULL)) {
+        if (p != NULL)
+            free(p->argv);
+        free(p);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->argc = argc;
+    if (program_image_open(path, &p->image, err, errlen) != 0) {
+        free(p->wdir);
+        free(p->argv);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 struct node_program *privatize_program_open(const char *path, const char *argv0, char *const *args,
                                             int nranks, const char *wdir, char *err, size_t errlen)
 {
     int argc = 1;
     while (args != NULL && args[argc - 1] != NULL)
         argc++;
-    struct node_program *p = calloc(1, sizeof *p);
     char **argv = malloc(((size_t)argc + 1) * sizeof *argv);
-    if (p == NULL || argv == NULL) {
-        free(p);
-        free(argv);
+    if (argv == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
@@ -293,24 +385,11 @@ struct node_program *privatize_program_open(const char *path, const char *argv0,
     for (int i = 1; i < argc; i++)
         argv[i] = args[i - 1];
     argv[argc] = NULL;
-    p->argv = copy_arguments(argc, argv);
+    struct node_program *p = program_open(path, argc, argv, wdir, err, errlen);
     free(argv);
-    p->argc = argc;
-    p->spawned = 1;
-    atomic_store(&p->users, nranks);
-    if (p->argv == NULL) {
-        free(p);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    p->wdir = wdir != NULL ? strdup(wdir) : NULL;
-    if ((wdir != NULL && p->wdir == NULL) || program_image_open(path, &p->image, err, errlen) != 0) {
-        if (wdir != NULL && p->wdir == NULL)
-            snprintf(err, errlen, "out of memory");
-        free(p->wdir);
-        free(p->argv);
-        free(p);
-        return NULL;
+    if (p != NULL) {
+        p->spawned = 1;
+        atomic_store(&p->users, nranks);
     }
     return p;
 }

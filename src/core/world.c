@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <sched.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../privatize/privatize.h"
 #include "../comm/comm.h"
 #include "../net/net.h"
+#include "apps.h"
 #include "core.h"
 
 static struct {
@@ -28,6 +30,17 @@ static void world_free(struct world *w)
     free(w->appnums);
     free(w->parents);
     free(w);
+}
+
+/* The programs of the launched job (MPMD, apps.h): read after net_start,
+ * since under srun the node learns its tasks' programs at PMI's fence. */
+static void launched_apps_read(int size)
+{
+    char why[256];
+    if (apps_read(size, why, sizeof why) < 0) {
+        fprintf(stderr, "Strand MPI: the launcher's description of the programs to run: %s\n", why);
+        strand_job_abort(1, NULL);
+    }
 }
 
 /* Ranks, then the world communicator; the registry last, so that a world
@@ -54,8 +67,11 @@ static struct world *world_make(uint32_t id, int size, const int *appnums)
      * network module puts proxies for the other node processes' ranks. */
     if (id == 0 && !strand_node.singleton)
         net_start(size, w->ranks, &strand_node.first_local, &strand_node.nlocal);
+    if (id == 0)
+        launched_apps_read(size);
     for (int i = 0; i < size; i++) {
-        w->appnums[i] = appnums != NULL ? appnums[i] : 0;
+        const struct app *launched = id == 0 ? apps_of_rank(i) : NULL;
+        w->appnums[i] = appnums != NULL ? appnums[i] : launched != NULL ? launched->appnum : 0;
         if (w->ranks[i] != NULL) {
             w->ranks[i]->world = w;     /* a proxy */
             continue;

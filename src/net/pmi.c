@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
+#include "../core/apps.h"
 #include "net.h"
 #include "pmi.h"
 
@@ -22,6 +24,14 @@ static const struct pmi_backend *const backends[] = {
 
 static const struct pmi_backend *backend;   /* the one in use, or NULL */
 static bool node_is_rank;                   /* one node process per task */
+
+/* The node's first task, in the node-per-Slurm-node layout: it runs the
+ * ranks of all the node's tasks (world ranks first_rank..+ntasks-1). */
+static struct {
+    bool leader;
+    int first_rank, ntasks;
+    int *pmi_ranks;                         /* by local id: SLURM_GTIDS */
+} node_tasks;
 
 bool pmi_active(void) { return backend != NULL; }
 
@@ -115,20 +125,152 @@ static bool tasks_per_node(int nnodes, int ntasks, char *out, size_t len)
     return nodes == nnodes && tasks == ntasks;
 }
 
+/* In a "3,2,2,1" list of tasks per node: the tasks of node `node`, and
+ * the world rank of its first (ranks are numbered node by node). */
+static int node_task_count(const char *counts, int node)
+{
+    const char *p = counts;
+    for (int j = 0; j < node && p != NULL; j++)
+        p = (p = strchr(p, ',')) != NULL ? p + 1 : NULL;
+    return p != NULL ? atoi(p) : 0;
+}
+
+static int node_first_rank(const char *counts, int node)
+{
+    int first = 0;
+    for (int j = 0; j < node; j++)
+        first += node_task_count(counts, j);
+    return first;
+}
+
 /* The same 64-bit id in every task: a hash of PMI's job id. Node j
  * listens on base + j (the static rule): a base from the job id, so that
  * two jobs on one host rarely meet; a port found taken all the same is
  * replaced and published (net.c). */
-static void set_job_id(const char *pmi_id)
+static uint64_t fnv1a(const char *text)
 {
     uint64_t h = 1469598103934665603ull;
-    for (const char *p = pmi_id; *p; p++)
+    for (const char *p = text; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+static void set_job_id(const char *pmi_id)
+{
+    uint64_t h = fnv1a(pmi_id);
     char text[32];
     snprintf(text, sizeof text, "%llx", (unsigned long long)h);
     setenv("STRAND_JOB_ID", text, 1);
     if (getenv("STRAND_NET_PORT") == NULL)
         set_number("STRAND_NET_PORT", 20000 + (long)(h % 30000));
+}
+
+/* ---- srun --multi-prog: a node's tasks may run different programs ---- */
+
+/* Each task that joins its node's first task puts its command line,
+ * `cmd.<pmi rank>` = "HASH WORDS": WORDS the program file and the argv in
+ * apps.h's encoding, HASH (FNV-1a of WORDS) alone when WORDS do not fit in
+ * PMI-2's values. After the fence the first task compares them with its
+ * own and, when some differ, describes the apps of its ranks (STRAND_APPS,
+ * read by src/core/apps.c); MPI_APPNUM is 0, as Slurm's PMI says for every
+ * task of a step. */
+enum {
+    COMMAND_VALUE_MAX = 1000,       /* PMI-2 values are at most 1024 bytes */
+    COMMAND_VALUE_BUFFER = 1024,
+};
+
+/* This process's program file and argv, encoded, in out[len]; "" when
+ * /proc does not tell. */
+static void own_command(char *out, size_t len)
+{
+    char file[PATH_MAX], args[65536];
+    size_t used = 0;
+    out[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    size_t n = f != NULL ? fread(args, 1, sizeof args - 1, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    if (realpath("/proc/self/exe", file) == NULL || n == 0 || apps_encode(file, out, len, &used) != 0)
+        return;
+    for (size_t at = 0; at < n; at += strlen(args + at) + 1) {
+        args[n] = '\0';
+        if (used + 1 >= len || (out[used++] = ' ', apps_encode(args + at, out, len, &used) != 0)) {
+            out[0] = '\0';
+            return;
+        }
+    }
+}
+
+static void put_own_command(int pmi_rank)
+{
+    char words[65536], value[COMMAND_VALUE_MAX + 32], key[32];
+    own_command(words, sizeof words);
+    int n = snprintf(value, sizeof value, "%016llx %s", (unsigned long long)fnv1a(words), words);
+    if (n < 0 || n > COMMAND_VALUE_MAX)
+        value[16] = '\0';
+    snprintf(key, sizeof key, "cmd.%d", pmi_rank);
+    if (pmi_put(key, value) != 0)
+        pmi_failed("PMI's put of the command line");
+}
+
+static _Noreturn void commands_unusable(int pmi_rank, const char *why)
+{
+    char line[320];
+    snprintf(line, sizeof line, "Strand MPI: task %d runs another program than its node's first task, and %s; "
+             "run one node process per task with STRAND_PMI_LAYOUT=task\n", pmi_rank, why);
+    fputs(line, stderr);
+    _exit(1);
+}
+
+/* After the fence, on the node's first task: the runs of its tasks whose
+ * program differs from its own become apps (its own ranks need none). */
+static void describe_local_apps(void)
+{
+    char own[65536], own_hash[17];
+    own_command(own, sizeof own);
+    snprintf(own_hash, sizeof own_hash, "%016llx", (unsigned long long)fnv1a(own));
+    char (*values)[COMMAND_VALUE_BUFFER] = calloc((size_t)node_tasks.ntasks, sizeof *values);
+    if (values == NULL)
+        pmi_failed("memory for the tasks' command lines");
+    memcpy(values[0], own_hash, sizeof own_hash);
+    for (int i = 1; i < node_tasks.ntasks; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "cmd.%d", node_tasks.pmi_ranks[i]);
+        if (backend->get(node_tasks.pmi_ranks[i], key, values[i], sizeof values[i]) != 1)
+            commands_unusable(node_tasks.pmi_ranks[i], "its command line is not in PMI's key-value space");
+    }
+    int napps = 0;
+    for (int i = 1, j; i < node_tasks.ntasks; i = j) {
+        for (j = i + 1; j < node_tasks.ntasks && strncmp(values[j], values[i], 16) == 0; j++)
+            ;
+        if (strncmp(values[i], own_hash, 16) == 0)
+            continue;
+        if (values[i][16] != ' ')
+            commands_unusable(node_tasks.pmi_ranks[i], "its command line is too long to pass through PMI");
+        char name[32], value[2 * COMMAND_VALUE_BUFFER];
+        snprintf(name, sizeof name, "STRAND_APP_%d", napps++);
+        snprintf(value, sizeof value, "%d %d 0 %s", node_tasks.first_rank + i, j - i, values[i] + 17);
+        setenv(name, value, 1);
+    }
+    if (napps > 0)
+        set_number("STRAND_APPS", napps);
+    free(values);
+}
+
+/* SLURM_GTIDS: the PMI ranks of this node's tasks, by local id. */
+static void node_tasks_read(int first_rank, int ntasks)
+{
+    const char *gtids = getenv("SLURM_GTIDS");
+    node_tasks.first_rank = first_rank;
+    node_tasks.ntasks = ntasks;
+    node_tasks.pmi_ranks = calloc((size_t)ntasks, sizeof *node_tasks.pmi_ranks);
+    int n = 0;
+    for (const char *p = gtids; p != NULL && *p != '\0' && n < ntasks; n++) {
+        node_tasks.pmi_ranks[n] = atoi(p);
+        p = strchr(p, ',');
+        p = p != NULL ? p + 1 : NULL;
+    }
+    node_tasks.leader = node_tasks.pmi_ranks != NULL && n == ntasks;
 }
 
 void net_bootstrap(void)
@@ -171,7 +313,8 @@ void net_bootstrap(void)
     }
     if (local != 0) {
         /* Its ranks run as threads of the node's first task: this task
-         * only takes part in the fence, then leaves. */
+         * says what it would run, takes part in the fence, then leaves. */
+        put_own_command(rank);
         pmi_fence();
         backend->finalize();
         _exit(0);
@@ -179,6 +322,7 @@ void net_bootstrap(void)
     set_number("STRAND_NODES", nnodes);
     set_number("STRAND_NODE_INDEX", node);
     setenv("STRAND_NODE_RANKS", counts, 1);
+    node_tasks_read(node_first_rank(counts, (int)node), node_task_count(counts, (int)node));
     if (nnodes == 1)
         pmi_fence();    /* nothing to address; the other tasks wait in theirs */
 }
@@ -198,6 +342,8 @@ void pmi_fence(void)
 {
     if (backend->fence() != 0)
         pmi_failed("the fence");
+    if (node_tasks.leader && node_tasks.ntasks > 1)
+        describe_local_apps();
 }
 
 void pmi_finalize(void)

@@ -4,7 +4,7 @@
 # srun --mpi=pmi2: one node process per Slurm node (grouped by Slurm's node
 # id), also one per task; uneven and cyclic task layouts; 64 ranks; the
 # whole network suite (tests/mpi/net.testlist) under PMI-2 and, one node
-# process per task, under PMIx; srun
+# process per task, under PMIx; --multi-prog; srun
 # without a PMI; MPI_Abort, a node process that dies, scancel mid-run,
 # sbatch --wait, and a whole node killed (its slurmd, slurmstepd and task).
 # After every job no process of the program may be left. Skipped (exit 77)
@@ -71,6 +71,14 @@ run send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
 run net_rendezvous 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_rendezvous"
 run net_anysource 0 "" "${pmi2[@]}" -N 2 -n 5 "$progs/net_anysource"
 
+# srun --multi-prog: tasks of one Slurm node run different programs (as
+# rank threads of one node process: each loads its own program); Slurm
+# gives every task MPI_APPNUM 0.
+L=mpmd:2,mpmd_peer:3
+printf '%s\n' "0-1 $progs/mpmd $L zero" "2-4 $progs/mpmd_peer $L zero 'a b' ''" >"$state/multi.conf"
+run multi_prog_one_node 0 "" "${pmi2[@]}" -N 1 -n 5 --multi-prog "$state/multi.conf"
+run multi_prog_two_nodes 0 "" "${pmi2[@]}" -N 2 -n 5 --multi-prog "$state/multi.conf"
+
 # The whole network suite (tests/mpi/net.testlist: every job over 2 to 6
 # node processes) under srun --mpi=pmi2, a node process per Slurm node;
 # more tasks than the emulated CPUs, hence --overcommit.
@@ -98,6 +106,7 @@ if [ "$have_pmix" = yes ]; then
     # node-per-Slurm-node layout).
     STRAND_PMI_LAYOUT=task suite suite_pmix_per_task --srun "srun --mpi=pmix --overcommit" --skip 'net_layout|np64'
 
+    run pmix_multi_prog 0 "" "${pmix[@]}" -N 2 -n 5 --multi-prog "$state/multi.conf"
     run pmix_abort 7 "MPI_Abort called by rank 3 with error code 7" "${pmix[@]}" -N 2 -n 4 "$progs/net_fail" abort
 else
     echo "PMIx jobs: skipped (Strand was configured without PMIx: Debian libpmix-dev)"
