@@ -26,8 +26,10 @@ int apps_encode(const char *word, char *out, size_t len, size_t *used)
         word = NULL;
     for (const unsigned char *p = (const unsigned char *)(word != NULL ? word : empty); *p != '\0'; p++) {
         int n = word == NULL || plain_byte(*p) ? 1 : 3;
-        if (at + n >= len)
+        if (at + n >= len) {
+            out[*used] = '\0';     /* what was there before the word */
             return -1;
+        }
         if (n == 1)
             out[at++] = (char)*p;
         else

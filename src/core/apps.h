@@ -33,8 +33,9 @@ struct app {
     int argc;
 };
 
-/* Appends `word` percent-encoded to out[len] at *used (always
- * NUL-terminated). Returns 0, or -1 when it does not fit. */
+/* Appends `word` percent-encoded to out[len] at *used, which it advances.
+ * Returns 0, or -1 when it does not fit (then nothing is appended). out
+ * stays NUL-terminated either way. */
 int apps_encode(const char *word, char *out, size_t len, size_t *used);
 
 /* Parses one STRAND_APP_<k> value into *app (allocated; apps_free_one
