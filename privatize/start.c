@@ -295,19 +295,34 @@ static const struct node_program *app_program(const struct app *a, char *err, si
     return p;
 }
 
-/* What a launched rank runs: its app's program (an MPMD job), else the
- * node's own. */
-static const struct node_program *launched_program(const struct node_program *own)
+/* The program of world rank `r`: its app's (an MPMD job), else the node's
+ * own.  A program that cannot be read ends the job. */
+static const struct node_program *program_of_rank(int r, const struct node_program *own)
 {
-    struct rank *self = strand_current_rank();
-    const struct app *a = apps_of_rank(strand_rank_world_number(self));
+    const struct app *a = apps_of_rank(r);
     if (a == NULL || app_is_node_program(a, own))
         return own;
     char err[2048];
     const struct node_program *p = app_program(a, err, sizeof err);
     if (p == NULL)
-        abort_job(1, "rank %d: cannot read its program %s: %s", strand_rank_world_number(self), a->path, err);
+        abort_job(1, "rank %d: cannot read its program %s: %s", r, a->path, err);
     return p;
+}
+
+/* What a launched rank runs.  Every program of this node's ranks is read
+ * before any rank runs main (the first rank to get here reads them, the
+ * others find them cached): a program that cannot be read ends the job
+ * before a rank of another program has done anything. */
+static const struct node_program *launched_program(const struct node_program *own)
+{
+    int first, count;
+    strand_node_launched_ranks(&first, &count);
+    for (int r = first, end = first + count; r < end;) {
+        const struct app *a = apps_of_rank(r);
+        program_of_rank(r, own);
+        r = a != NULL ? a->first_rank + a->nranks : end;
+    }
+    return program_of_rank(strand_rank_world_number(strand_current_rank()), own);
 }
 
 static int run_one_rank(void *arg)

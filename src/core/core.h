@@ -163,6 +163,7 @@ extern __thread struct rank *strand_self __attribute__((tls_model("initial-exec"
 /* Interface used by privatize/ (the program loader). */
 STRAND_EXPORT struct rank *strand_current_rank(void);
 STRAND_EXPORT int strand_rank_world_number(struct rank *r);
+STRAND_EXPORT void strand_node_launched_ranks(int *first, int *count);
 STRAND_EXPORT void strand_thread_adopt_rank(struct rank *r);
 STRAND_EXPORT int strand_rank_is_main_thread(struct rank *r);
 STRAND_EXPORT int strand_node_run(int (*rank_main)(void *arg), void *arg);

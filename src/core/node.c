@@ -37,6 +37,11 @@ enum {
 
 struct rank *strand_current_rank(void) { return strand_self; }
 int strand_rank_world_number(struct rank *r) { return r->world_rank; }
+void strand_node_launched_ranks(int *first, int *count)
+{
+    *first = strand_node.first_local;
+    *count = strand_node.nlocal;
+}
 void strand_thread_adopt_rank(struct rank *r) { strand_self = r; }
 
 int strand_rank_is_main_thread(struct rank *r)
