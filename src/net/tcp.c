@@ -34,6 +34,8 @@
 
 enum {
     READ_BUFFER_BYTES = 64 << 10,
+    DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
+    STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
     CONNECT_RETRY_MS = 20,
     DEFAULT_CONNECT_TIMEOUT_S = 60,
     MAX_EVENTS = 64,
@@ -66,7 +68,9 @@ struct net_pull {       /* a remote rendezvous message at the receiver */
     struct net_envelope env;
     struct strand_request *req;     /* set by pull */
     size_t want;                    /* bytes asked for */
-    char *temp;                     /* non-contiguous receive: the bytes land here first */
+    size_t got;                     /* of them, in DATA frames received whole */
+    struct dt_stream *stream;       /* non-contiguous receive: unpacked from `temp` as bytes arrive */
+    char *temp;                     /* STAGE_BYTES */
 };
 
 struct op {
@@ -81,6 +85,13 @@ struct op {
     char *owned;                    /* freed once written */
     struct rndv_send *rndv;         /* OP_RTS, OP_DATA */
     struct net_pull *pull;          /* OP_CTS */
+    /* OP_DATA: the bytes a CTS asked for go out in frames of at most
+     * tcp.data_frame bytes (a DATA payload is at most 4 GiB - 1); the op
+     * is framed again for the next part once a frame is written. */
+    uint64_t data_cookie;           /* the receiver's */
+    uint64_t data_sent, data_total; /* bytes framed so far / asked for */
+    const char *data_from;          /* a contiguous send buffer */
+    struct dt_stream *stream;       /* a non-contiguous one, packed into `owned` a frame at a time */
     struct completion *cancel;      /* OP_CANCEL */
     bool submitted;                 /* came through the queue: counted in `pending` */
 };
@@ -103,7 +114,7 @@ struct conn {
     size_t rpos, rlen;
     bool in_payload;
     struct wire_frame frame;
-    char *pdst;
+    char *pdst;                     /* where the payload goes (NULL: through data_pull's stream) */
     size_t pgot;
     struct net_pull *data_pull;     /* DATA being received */
     char *eager;                    /* EAGER payloads that do not fit rbuf */
@@ -142,6 +153,7 @@ static struct {
     int nconns, conns_cap;
     struct cookie_table sends, pulls;
     double connect_timeout;
+    size_t data_frame;              /* largest DATA payload we send */
 } tcp;
 
 static double now_seconds(void)
@@ -180,14 +192,22 @@ static uint64_t cookie_insert(struct cookie_table *t, void *obj)
     return ((uint64_t)t->gen[slot] << 32) | (slot + 1);
 }
 
+/* The object a cookie names, or NULL if it names none. */
+static void *cookie_find(const struct cookie_table *t, uint64_t cookie)
+{
+    uint32_t slot = (uint32_t)cookie - 1;
+    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32))
+        return NULL;
+    return t->obj[slot];
+}
+
 /* Removes and returns the object a cookie names, or NULL if it names none. */
 static void *cookie_take(struct cookie_table *t, uint64_t cookie)
 {
-    uint32_t slot = (uint32_t)cookie - 1;
-    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32) ||
-        t->obj[slot] == NULL)
+    void *obj = cookie_find(t, cookie);
+    if (obj == NULL)
         return NULL;
-    void *obj = t->obj[slot];
+    uint32_t slot = (uint32_t)cookie - 1;
     t->obj[slot] = NULL;
     t->gen[slot]++;
     t->free[t->nfree++] = slot;
@@ -333,9 +353,6 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     pull->req = req;
     size_t capacity = (size_t)req->count * req->type->size;
     pull->want = pull->env.bytes < capacity ? pull->env.bytes : capacity;
-    if (pull->want > UINT32_MAX)
-        strand_job_abort(1, "Strand MPI: a message between node processes is limited to 4 GiB - 1 "
-                            "(see doc/limits.md)\n");
     struct op *op = op_new(OP_CTS, pull->peer, 0);
     if (op == NULL)
         out_of_memory();
@@ -507,9 +524,35 @@ static void op_finish(struct op *op)
     if (op->kind == OP_DATA) {
         completion_signal(op->rndv->done);
         free(op->rndv);
+        dt_stream_free(op->stream);
     }
     free(op->owned);
     free(op);
+}
+
+/* Frames the next part of a DATA answer: true when there was one (the
+ * first call always frames one, possibly empty). Under the connection's
+ * lock (conn_flush) or before the op is queued. */
+static bool data_frame_next(struct op *op)
+{
+    if (op->data_sent == op->data_total && op->written > 0)
+        return false;
+    uint64_t left = op->data_total - op->data_sent;
+    size_t limit = op->stream != NULL && STAGE_BYTES < tcp.data_frame ? STAGE_BYTES : tcp.data_frame;
+    size_t part = left < limit ? (size_t)left : limit;
+    if (op->stream != NULL) {
+        dt_stream_pack(op->stream, op->owned, part);
+        op->data = op->owned;
+    } else {
+        op->data = op->data_from + op->data_sent;
+    }
+    op->data_len = part;
+    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)part, .a = op->data_cookie,
+                            .b = op->data_sent };
+    wire_encode_header(op->header, &d);
+    op->data_sent += part;
+    op->written = 0;
+    return true;
 }
 
 static void conn_drop_queue(struct conn *c)
@@ -554,6 +597,8 @@ static void conn_flush(struct conn *c)
         }
         op->written += (size_t)sent;
         if (op->written < WIRE_HEADER_BYTES + op->data_len)
+            continue;
+        if (op->kind == OP_DATA && data_frame_next(op))
             continue;
         c->head = op->next;
         if (c->head == NULL)
@@ -672,31 +717,59 @@ static void answer_cts(struct conn *c, const struct wire_frame *f)
     if (op == NULL)
         out_of_memory();
     op->rndv = s;
+    op->data_cookie = f->b;
+    op->data_total = f->c;
     if (s->type->contiguous) {
-        op->data = (const char *)s->buf + s->type->lb;
-    } else {
-        op->owned = malloc(s->bytes > 0 ? s->bytes : 1);
-        if (op->owned == NULL)
-            out_of_memory();
-        dt_pack(op->owned, s->buf, (size_t)s->count, s->type);
-        op->data = op->owned;
+        op->data_from = (const char *)s->buf + s->type->lb;
+    } else if ((op->stream = dt_stream_new(s->buf, (size_t)s->count, s->type)) == NULL ||
+               (op->owned = malloc(STAGE_BYTES)) == NULL) {
+        out_of_memory();
     }
-    op->data_len = (size_t)f->c;
-    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)f->c, .a = f->b };
-    wire_encode_header(op->header, &d);
+    data_frame_next(op);
     dispatch(op);
 }
 
 static void pull_finish(struct net_pull *p)
 {
-    struct strand_request *req = p->req;
-    size_t copied = p->want;
-    if (p->temp != NULL) {
-        copied = dt_unpack(req->buf, (size_t)req->count, req->type, p->temp, p->want);
-        free(p->temp);
-    }
-    mailbox_receive_complete(req, p->env.source, p->env.tag, p->env.bytes, copied);
+    dt_stream_free(p->stream);
+    free(p->temp);
+    mailbox_receive_complete(p->req, p->env.source, p->env.tag, p->env.bytes, p->want);
     free(p);
+}
+
+/* A DATA frame: the next part of a pull, at the offset where the last
+ * one ended. Its payload goes straight into a contiguous receive buffer,
+ * else through a staging buffer into the receive layout. */
+static void data_begin(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = cookie_find(&tcp.pulls, f->a);
+    if (p == NULL || p->peer != c->peer)
+        protocol_error(c, "DATA for an unknown pull");
+    if (f->b != p->got || f->payload_len > p->want - p->got || (f->payload_len == 0 && p->want > 0))
+        protocol_error(c, "DATA frame out of place or beyond what was asked");
+    struct strand_request *req = p->req;
+    c->pdst = NULL;
+    if (req->type->contiguous) {
+        c->pdst = (char *)req->buf + req->type->lb + p->got;
+    } else if (p->stream == NULL) {
+        p->stream = dt_stream_new(req->buf, (size_t)req->count, req->type);
+        p->temp = malloc(STAGE_BYTES);
+        if (p->stream == NULL || p->temp == NULL)
+            out_of_memory();
+    }
+    c->data_pull = p;
+}
+
+/* The frame ended: once every byte asked for is in, the receive completes. */
+static void data_end(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = c->data_pull;
+    c->data_pull = NULL;
+    p->got += f->payload_len;
+    if (p->got < p->want)
+        return;
+    cookie_take(&tcp.pulls, f->a);
+    pull_finish(p);
 }
 
 /* Where a frame's payload goes; NULL when it is consumed from rbuf at once. */
@@ -726,24 +799,9 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
         }
         c->pdst = c->eager;
         return;
-    case WIRE_DATA: {
-        struct net_pull *p = cookie_take(&tcp.pulls, f->a);
-        if (p == NULL || p->peer != c->peer)
-            protocol_error(c, "DATA for an unknown pull");
-        if (f->payload_len != p->want)
-            protocol_error(c, "DATA size differs from what was asked");
-        struct strand_request *req = p->req;
-        if (req->type->contiguous) {
-            c->pdst = (char *)req->buf + req->type->lb;
-        } else {
-            p->temp = malloc(p->want > 0 ? p->want : 1);
-            if (p->temp == NULL)
-                out_of_memory();
-            c->pdst = p->temp;
-        }
-        c->data_pull = p;
+    case WIRE_DATA:
+        data_begin(c, f);
         return;
-    }
     default:
         return;
     }
@@ -828,8 +886,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         answer_cts(c, f);
         return;
     case WIRE_DATA:
-        pull_finish(c->data_pull);
-        c->data_pull = NULL;
+        data_end(c, f);
         return;
     case WIRE_CANCEL:
         answer_cancel(c, f);
@@ -885,22 +942,44 @@ static bool read_stops(struct conn *c, ssize_t n, const char *eof_why)
     return true;
 }
 
+/* Where the next payload bytes of the frame being read go, and how many
+ * fit there. */
+static char *payload_room(struct conn *c, size_t *room)
+{
+    size_t left = c->frame.payload_len - c->pgot;
+    if (c->pdst != NULL) {
+        *room = left;
+        return c->pdst + c->pgot;
+    }
+    *room = left < STAGE_BYTES ? left : STAGE_BYTES;
+    return c->data_pull->temp;
+}
+
+static void payload_filled(struct conn *c, size_t n)
+{
+    if (c->pdst == NULL)
+        dt_stream_unpack(c->data_pull->stream, c->data_pull->temp, n);
+    c->pgot += n;
+}
+
 /* Reads what the kernel has and handles every complete frame. */
 static void conn_read(struct conn *c)
 {
     for (;;) {
         if (c->in_payload) {
-            size_t need = c->frame.payload_len - c->pgot;
+            size_t room;
+            char *to = payload_room(c, &room);
             size_t have = c->rlen - c->rpos;
-            size_t take = have < need ? have : need;
-            memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+            size_t take = have < room ? have : room;
+            memcpy(to, c->rbuf + c->rpos, take);
             c->rpos += take;
-            c->pgot += take;
+            payload_filled(c, take);
             if (c->pgot < c->frame.payload_len) {
                 /* The rest straight into its destination (a receive buffer). */
-                ssize_t n = recv(c->fd, c->pdst + c->pgot, c->frame.payload_len - c->pgot, MSG_DONTWAIT);
+                to = payload_room(c, &room);
+                ssize_t n = recv(c->fd, to, room, MSG_DONTWAIT);
                 if (n > 0)
-                    c->pgot += (size_t)n;
+                    payload_filled(c, (size_t)n);
                 else if (read_stops(c, n, "connection closed in the middle of a message"))
                     return;
                 continue;
@@ -1127,6 +1206,10 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    /* Smaller DATA frames only to exercise messages of many frames in tests. */
+    const char *frame = getenv("STRAND_NET_DATA_FRAME");
+    long long frame_bytes = frame != NULL ? atoll(frame) : DATA_FRAME_BYTES;
+    tcp.data_frame = frame_bytes >= 1 && frame_bytes <= DATA_FRAME_BYTES ? (size_t)frame_bytes : DATA_FRAME_BYTES;
     __cds_wfcq_init(&tcp.qhead, &tcp.qtail);
     tcp.peers = calloc((size_t)job->nnodes, sizeof *tcp.peers);
     if (tcp.peers == NULL) {
