@@ -35,6 +35,7 @@
 
 #include "../core/core.h"
 #include "../op/op.h"
+#include "../util/lock.h"
 
 #define WIN_MAGIC 0x5357494eu        /* "SWIN" */
 
@@ -101,13 +102,27 @@ struct fence_word {
     atomic_int assert[FENCE_RING];      /* its assert at generation k, in [k % FENCE_RING] */
 };
 
+struct held_frame;
+
 /* A lock request of an origin in another node process, waiting in the
  * target's ticket lock (lock.c); granted by whoever finds its turn come.
  * One word, (ticket << 2) | (exclusive << 1) | waiting, so that a grant
  * claims exactly the request whose turn it checked (compare-and-swap),
- * never a newer request of the same origin. */
+ * never a newer request of the same origin.
+ *
+ * The origin does not wait for the grant (MPI_Win_lock returns at once):
+ * its operations and UNLOCK follow the LOCK, and the frames of that origin
+ * to this target that arrive while its request waits are held here, in
+ * order, until the grant; the granter then serves them (remote.c). */
 struct remote_lock {
     _Atomic uint64_t state;
+    struct lite_lock hold_lock;     /* the fields below but the last three */
+    bool pending;                   /* a LOCK was served, its grant is not done yet: frames are held */
+    struct held_frame *head, *tail;
+    bool draining;                  /* someone serves the held frames: new ones queue behind */
+    struct remote_lock *next_drain; /* on a thread's list of rows to serve */
+    struct win_core *core;          /* the row's window, target and origin */
+    int target, origin;
 };
 
 struct win_member {
