@@ -10,11 +10,28 @@
  * saves the progress thread's wake-up on the sending side; whatever the
  * kernel does not take at once is queued for the progress thread. The
  * connection's write queue and socket writes are under that lock; the rest
- * (reading, cookie tables, connection set-up) belongs to the progress
- * thread alone. */
+ * (reading, cookie tables, connection set-up, the submission queue's
+ * consumer side) belongs to whoever runs a round of progress, under
+ * `tcp.round`: the progress thread, or a rank thread spinning in a wait
+ * (tcp_poll, net.h).
+ *
+ * Rank threads that poll read the sockets themselves; were the progress
+ * thread asleep in epoll_wait on those sockets too, every arrival would
+ * wake it as well (a wake-up per message, and on a machine with few cores
+ * a third thread to schedule). So while some rank polls, and for
+ * PARK_GRACE_NS after the last one stopped (a rank that got what it waited
+ * for usually waits again soon), the progress thread "parks": it sleeps on
+ * the eventfd (submissions, kicks) and a timerfd alone. A poller that
+ * stops spinning to sleep kicks it at once; one that got what it waited
+ * for pushes the timer to 2 x PARK_GRACE_NS from now when less than
+ * PARK_GRACE_NS was left (one timerfd_settime per grace at most, and no
+ * wake-up while ranks keep coming back). So a frame nobody polls for
+ * waits at most about 2 x PARK_GRACE_NS for the progress thread. */
 #define _LGPL_SOURCE
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -23,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +51,7 @@
 #include "wire.h"
 
 enum {
+    PARK_GRACE_NS = 100 * 1000,         /* see the top of the file */
     READ_BUFFER_BYTES = 64 << 10,
     DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
     STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
@@ -145,8 +164,14 @@ static struct {
     int epfd, listen_fd, wake_fd;
     struct __cds_wfcq_head qhead;
     struct cds_wfcq_tail qtail;
-    atomic_bool asleep;             /* the progress thread may be in epoll_wait */
+    atomic_bool asleep;             /* the progress thread may be in epoll_wait or parked */
     atomic_bool stopping;
+    pthread_mutex_t round;          /* one round of progress at a time */
+    atomic_int pollers;             /* rank threads spinning in a wait (tcp_poll) */
+    atomic_bool parked;             /* the progress thread sleeps on the eventfd alone */
+    _Atomic uint64_t poll_left;     /* when the last poller stopped (ns), 0: it went to sleep */
+    int timer_fd;                   /* the park's deadline */
+    _Atomic uint64_t deadline;      /* when it expires (ns) */
     bool bye_sent;
     struct peer_state *peers;
     struct conn **conns;            /* every open connection, for shutdown */
@@ -161,6 +186,13 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static _Noreturn void out_of_memory(void)
@@ -224,13 +256,26 @@ static void wake_progress(void)
     }
 }
 
+/* Wakes the progress thread even while rank threads poll (it owns the timers). */
+static void kick_progress(void)
+{
+    uint64_t one = 1;
+    atomic_store(&tcp.asleep, false);
+    (void)!write(tcp.wake_fd, &one, sizeof one);
+}
+
+/* A spinning poller will run the operation's round itself: no wake-up.
+ * seq_cst on both sides (the enqueue, then this load; a poller's
+ * decrement, then its look at the queue in tcp_poll_end): one of them
+ * sees the other. */
 static void submit(struct op *op)
 {
     op->submitted = true;
     atomic_fetch_add_explicit(&((struct peer_state *)op->peer->transport)->pending, 1, memory_order_seq_cst);
     cds_wfcq_node_init(&op->qnode);
     cds_wfcq_enqueue(&tcp.qhead, &tcp.qtail, &op->qnode);
-    wake_progress();
+    if (atomic_load(&tcp.pollers) == 0)
+        wake_progress();
 }
 
 static struct op *op_new(enum op_kind kind, struct net_peer *peer, size_t extra)
@@ -517,6 +562,9 @@ static void connect_failed(struct conn *c, int err)
         net_peer_lost(c->peer, what);
     }
     ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    /* The retry is the progress thread's timer: a rank's round that got
+     * here must make it recompute its timeout. */
+    kick_progress();
 }
 
 static void op_finish(struct op *op)
@@ -1115,30 +1163,21 @@ static void say_bye(void)
     tcp.bye_sent = true;
 }
 
-static bool tcp_progress(int timeout_ms)
+/* The eventfd is the progress thread's alone: a poller that read it
+ * could swallow a kick meant to make the progress thread look again. */
+static void handle_events(const struct epoll_event *events, int n, bool progress_thread)
 {
-    drain_submissions();
-    retry_connects(&timeout_ms);
-    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
-        say_bye();
-        return false;
-    }
-    /* Announce sleep, then recheck: a submitter either sees `asleep` and
-     * writes the eventfd, or we see its operation. */
-    atomic_store(&tcp.asleep, true);
-    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
-        timeout_ms = 0;
-    struct epoll_event events[MAX_EVENTS];
-    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
-    atomic_store(&tcp.asleep, false);
     for (int i = 0; i < n; i++) {
         void *ptr = events[i].data.ptr;
         if (ptr == &tcp.listen_fd) {
             accept_all();
         } else if (ptr == &tcp.wake_fd) {
             uint64_t count;
-            (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (progress_thread)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
         } else {
+            /* Events are hints: another round may have handled this one
+             * already (every handler below is non-blocking). */
             struct conn *c = ptr;
             if (c->fd < 0)
                 continue;
@@ -1153,7 +1192,109 @@ static bool tcp_progress(int timeout_ms)
                 conn_writable(c);
         }
     }
+}
+
+static bool park_wanted(void)
+{
+    if (atomic_load(&tcp.pollers) > 0)
+        return true;
+    uint64_t left = atomic_load(&tcp.poll_left);
+    return left != 0 && now_ns() - left < PARK_GRACE_NS;
+}
+
+static void park_timer_set(uint64_t at_ns)
+{
+    atomic_store(&tcp.deadline, at_ns);
+    struct itimerspec t = { .it_value = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) } };
+    timerfd_settime(tcp.timer_fd, TFD_TIMER_ABSTIME, &t, NULL);
+}
+
+/* The progress thread's sleep, outside the round lock: on every socket,
+ * or parked (see the top of the file). Returns the events to handle. */
+static int progress_sleep(struct epoll_event *events, int timeout_ms)
+{
+    if (timeout_ms != 0 && park_wanted()) {
+        atomic_store(&tcp.parked, true);
+        /* Announce, then look again: a poller going to sleep either sees
+         * `parked` (and writes the eventfd) or we see it gone. */
+        if (park_wanted()) {
+            /* No poller now: the last one stopped less than a grace ago;
+             * look again once its grace is over (leavers push it on). */
+            if (atomic_load(&tcp.pollers) == 0)
+                park_timer_set(atomic_load(&tcp.poll_left) + PARK_GRACE_NS);
+            struct pollfd p[2] = { { .fd = tcp.wake_fd, .events = POLLIN }, { .fd = tcp.timer_fd, .events = POLLIN } };
+            struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+            ppoll(p, 2, timeout_ms >= 0 ? &ts : NULL, NULL);
+            atomic_store(&tcp.parked, false);
+            uint64_t count;
+            if (p[0].revents & POLLIN)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (p[1].revents & POLLIN)
+                (void)!read(tcp.timer_fd, &count, sizeof count);
+            return 0;
+        }
+        atomic_store(&tcp.parked, false);
+    }
+    return epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
+}
+
+static bool tcp_progress(int timeout_ms)
+{
+    pthread_mutex_lock(&tcp.round);
+    drain_submissions();
+    retry_connects(&timeout_ms);
+    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
+        say_bye();
+        pthread_mutex_unlock(&tcp.round);
+        return false;
+    }
+    pthread_mutex_unlock(&tcp.round);
+    /* Announce sleep, then recheck: a submitter either sees `asleep` and
+     * writes the eventfd, or we see its operation. */
+    atomic_store(&tcp.asleep, true);
+    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        timeout_ms = 0;
+    struct epoll_event events[MAX_EVENTS];
+    int n = progress_sleep(events, timeout_ms);
+    atomic_store(&tcp.asleep, false);
+    pthread_mutex_lock(&tcp.round);
+    handle_events(events, n, true);
+    pthread_mutex_unlock(&tcp.round);
     return true;
+}
+
+/* ---- rank threads that poll while they wait (net.h) ---- */
+
+static void tcp_poll_begin(void)
+{
+    atomic_fetch_add(&tcp.pollers, 1);
+}
+
+/* One non-blocking round, unless another thread runs one. */
+static void tcp_poll(void)
+{
+    if (pthread_mutex_trylock(&tcp.round) != 0)
+        return;
+    drain_submissions();
+    struct epoll_event events[MAX_EVENTS];
+    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
+    handle_events(events, n, false);
+    drain_submissions();    /* what the arrivals queued (a CTS for a matched RTS) */
+    pthread_mutex_unlock(&tcp.round);
+}
+
+static void tcp_poll_end(bool sleeping)
+{
+    atomic_fetch_sub(&tcp.pollers, 1);
+    /* A poller going to sleep needs the progress thread watching the
+     * sockets now; one that got what it waited for lets it stay parked
+     * a little (it is likely to wait again soon). */
+    uint64_t now = sleeping ? 0 : now_ns();
+    atomic_store(&tcp.poll_left, now);
+    if ((sleeping && atomic_load(&tcp.parked)) || !cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        kick_progress();
+    else if (!sleeping && atomic_load(&tcp.deadline) < now + PARK_GRACE_NS)
+        park_timer_set(now + 2 * PARK_GRACE_NS);
 }
 
 /* ---- setup and teardown (main thread) ---- */
@@ -1206,6 +1347,7 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    pthread_mutex_init(&tcp.round, NULL);
     /* Smaller DATA frames only to exercise messages of many frames in tests. */
     const char *frame = getenv("STRAND_NET_DATA_FRAME");
     long long frame_bytes = frame != NULL ? atoll(frame) : DATA_FRAME_BYTES;
@@ -1222,7 +1364,8 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         return -1;
     tcp.epfd = epoll_create1(EPOLL_CLOEXEC);
     tcp.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (tcp.epfd < 0 || tcp.wake_fd < 0) {
+    tcp.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (tcp.epfd < 0 || tcp.wake_fd < 0 || tcp.timer_fd < 0) {
         snprintf(why, why_len, "epoll/eventfd: %s", strerror(errno));
         return -1;
     }
@@ -1248,6 +1391,7 @@ static void tcp_close(void)
     close(tcp.listen_fd);
     close(tcp.epfd);
     close(tcp.wake_fd);
+    close(tcp.timer_fd);
 }
 
 const struct net_ops net_tcp_ops = {
@@ -1259,6 +1403,9 @@ const struct net_ops net_tcp_ops = {
     .pull = tcp_pull,
     .cancel_send = tcp_cancel_send,
     .rma_send = tcp_rma_send,
+    .poll_begin = tcp_poll_begin,
+    .poll = tcp_poll,
+    .poll_end = tcp_poll_end,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };
