@@ -199,10 +199,16 @@ bool net_active(void);
 
 /* A rank's wait (src/core/wait.c), between node processes: true when the
  * waiter should call net_wait_poll between polls of its condition, then
- * net_wait_end(sleeping) once it stops spinning (ops->poll_*). */
+ * net_wait_end(sleeping) once it stops spinning (ops->poll_*). Only while
+ * waiters spin (ranks do not outnumber cores): a waiter that polls once
+ * and sleeps would only add a system call and a hand-back to the
+ * progress thread to every wait. */
 extern bool net_waits_poll;
 bool net_wait_begin_slow(void);
-static inline bool net_wait_begin(void) { return net_waits_poll && net_wait_begin_slow(); }
+static inline bool net_wait_begin(void)
+{
+    return net_waits_poll && strand_node.spin_limit > 1 && net_wait_begin_slow();
+}
 void net_wait_poll(void);
 void net_wait_end(bool sleeping);
 const struct net_job *net_job(void);

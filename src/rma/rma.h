@@ -153,6 +153,16 @@ struct win_core {
     struct win_index_entry *index;  /* sorted by rank pointer */
     atomic_int refs;                /* member handles */
     bool fence_flags;               /* fence polls the members' words (FENCE_FLAGS_MAX) */
+    /* Spanning windows (fence.c): the members by node process, nodes
+     * numbered by their lowest member, that member being the node's
+     * leader; every member's assert at the last fence, written by this
+     * node's leader; the leader's buffers for the exchange among leaders. */
+    int nnodes, my_node;
+    int *node_first;                /* node -> first position in node_members; [nnodes] = size */
+    int *node_members;              /* window ranks grouped by node, each node in rank order */
+    int *span_asserts;              /* by window rank */
+    int *span_buf;                  /* by position in node_members */
+    struct strand_request *span_reqs;   /* 2 x (nnodes - 1) */
     _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
     _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
 };
@@ -201,7 +211,7 @@ struct strand_win {
     int locks_held;
     uint8_t *target_state;          /* TS_* per target */
     struct strand_comm *comm;       /* spanning windows: the communicator (retained) fences and frees meet on */
-    int *fence_asserts;             /* spanning windows: every member's assert at the last fence */
+    const int *fence_asserts;       /* spanning windows: every member's assert at the last fence (the core's) */
 };
 
 /* NULL unless `win` is a live window handle of the calling rank. */
@@ -247,6 +257,13 @@ static inline bool win_member_is_remote(const struct win_core *core, int member)
 /* One fence generation (the cursor is advanced here): arrive, and if
  * `wait` wait until every member has arrived. */
 void fence_pass_core(struct win_core *core, int rank, struct fence_cursor *cur, bool wait);
+/* A spanning window's fence (also its free's barrier): every member's
+ * frames answered, asserts exchanged, all members arrived. */
+void fence_spanning(struct strand_win *w, int assert);
+/* Spanning windows: the node plan and the fence's buffers (window.c, at
+ * creation); MPI_ERR_NO_MEM. */
+int fence_spanning_setup(struct win_core *core);
+void fence_spanning_free(struct win_core *core);
 static inline void fence_pass(struct strand_win *w, bool wait)
 {
     fence_pass_core(w->core, w->rank, &w->fence_cur, wait);
