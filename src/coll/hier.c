@@ -847,6 +847,28 @@ static int remote_offset(const struct coll_hier *h, int g)
     return h->node_first[g] - (g > me ? node_size(h, me) : 0);
 }
 
+/* Packs (or unpacks) the caller's blocks of `s` for (from) every member
+ * of another node, in remote position order, into (from) `packed`, `b`
+ * bytes each. */
+static void remote_blocks_move(const struct coll_hier *h, const struct coll_side *s, char *packed, size_t b,
+                               bool packing)
+{
+    for (int pos = 0; pos < h->node_first[h->nnodes]; pos++) {
+        int peer = h->by_node[pos];
+        if (h->node_of[peer] == h->my_node)
+            continue;
+        char *buf;
+        int count;
+        MPI_Datatype type;
+        coll_side_block(s, peer, &buf, &count, &type);
+        if (packing)
+            dt_pack(packed, buf, (size_t)count, type);
+        else
+            dt_unpack(buf, (size_t)count, type, packed, b);
+        packed += b;
+    }
+}
+
 /* Local copy of the blocks between this node's members (shm engines). */
 static int alltoall_local(const struct coll_ctx *ctx, const struct coll_args *args, int *ints)
 {
@@ -955,18 +977,7 @@ static int hier_alltoall(struct coll_ctx *ctx, struct coll_args *args)
         strand_job_abort(1, "Strand MPI: out of memory in a hierarchical MPI_Alltoall\n");
     }
     rc = alltoall_local(ctx, args, ints);
-    /* My blocks for other nodes, in remote position order. */
-    char *at = packed;
-    for (int pos = 0; pos < size; pos++) {
-        int d = h->by_node[pos];
-        if (h->node_of[d] == me)
-            continue;
-        char *buf;
-        int count;
-        MPI_Datatype type;
-        coll_side_block(&args->send, d, &buf, &count, &type);
-        at += dt_pack(at, buf, (size_t)count, type);
-    }
+    remote_blocks_move(h, &args->send, packed, b, true);
     struct coll_args sub;
     coll_args_init(&sub, COLL_GATHER, h->local_index[leader]);
     side_same(&sub.send, packed, (int)mine, MPI_BYTE);
@@ -989,17 +1000,7 @@ static int hier_alltoall(struct coll_ctx *ctx, struct coll_args *args)
     }
     rc2 = local_run(ctx, &sub);
     rc = rc != MPI_SUCCESS ? rc : rc2;
-    const char *from = in;
-    for (int pos = 0; pos < size; pos++) {
-        int s = h->by_node[pos];
-        if (h->node_of[s] == me)
-            continue;
-        char *buf;
-        int count;
-        MPI_Datatype type;
-        coll_side_block(&args->recv, s, &buf, &count, &type);
-        from += dt_unpack(buf, (size_t)count, type, from, b);
-    }
+    remote_blocks_move(h, &args->recv, in, b, false);
     free(ints);
     free(packed);
     free(gathered);

@@ -1013,6 +1013,10 @@ static void payload_filled(struct conn *c, size_t n)
 /* Reads what the kernel has and handles every complete frame. */
 static void conn_read(struct conn *c)
 {
+    /* A recv that returned less than it asked for emptied the socket: a
+     * second one would only say EAGAIN (one system call more per small
+     * message). Level-triggered epoll reports what arrives later. */
+    bool drained = false;
     for (;;) {
         if (c->in_payload) {
             size_t room;
@@ -1023,13 +1027,17 @@ static void conn_read(struct conn *c)
             c->rpos += take;
             payload_filled(c, take);
             if (c->pgot < c->frame.payload_len) {
+                if (drained)
+                    return;
                 /* The rest straight into its destination (a receive buffer). */
                 to = payload_room(c, &room);
                 ssize_t n = recv(c->fd, to, room, MSG_DONTWAIT);
-                if (n > 0)
+                if (n > 0) {
                     payload_filled(c, (size_t)n);
-                else if (read_stops(c, n, "connection closed in the middle of a message"))
+                    drained = (size_t)n < room;
+                } else if (read_stops(c, n, "connection closed in the middle of a message")) {
                     return;
+                }
                 continue;
             }
             c->in_payload = false;
@@ -1061,17 +1069,22 @@ static void conn_read(struct conn *c)
             c->in_payload = true;
             continue;
         }
+        if (drained)
+            return;
         if (c->rpos > 0) {
             memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        ssize_t n = recv(c->fd, c->rbuf + c->rlen, READ_BUFFER_BYTES - c->rlen, MSG_DONTWAIT);
-        if (n > 0)
+        size_t room = READ_BUFFER_BYTES - c->rlen;
+        ssize_t n = recv(c->fd, c->rbuf + c->rlen, room, MSG_DONTWAIT);
+        if (n > 0) {
             c->rlen += (size_t)n;
-        else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
-                                               : "connection closed without goodbye"))
+            drained = (size_t)n < room;
+        } else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
+                                                   : "connection closed without goodbye")) {
             return;
+        }
     }
 }
 
