@@ -28,6 +28,17 @@ static int *moved_ports;
 static void publish_host(void);
 
 bool net_active(void) { return active; }
+
+bool net_waits_poll;
+
+bool net_wait_begin_slow(void)
+{
+    ops->poll_begin();
+    return true;
+}
+
+void net_wait_poll(void) { ops->poll(); }
+void net_wait_end(bool sleeping) { ops->poll_end(sleeping); }
 const struct net_job *net_job(void) { return &job; }
 
 static _Noreturn void config_error(const char *fmt, const char *what)
@@ -209,12 +220,16 @@ void net_run(void)
     int rc = pthread_create(&progress_thread, NULL, progress_main, NULL);
     if (rc != 0)
         config_error("cannot create the progress thread: %s", strerror(rc));
+    /* STRAND_NET_RANK_POLL=0: only the progress thread reads the network
+     * (for measurements). */
+    net_waits_poll = ops->poll != NULL && env_number("STRAND_NET_RANK_POLL", 1, 0, 1) == 1;
 }
 
 void net_end(void)
 {
     if (!active)
         return;
+    net_waits_poll = false;
     ops->shutdown();
     pthread_join(progress_thread, NULL);
     ops->close();

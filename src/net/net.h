@@ -24,7 +24,14 @@
  *  - One progress thread per node process runs ops->progress in a loop. It
  *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
  *    never calls an MPI entry point. It reads every socket, and it is the
- *    thread on which every completion below fires.
+ *    thread on which every completion below fires, except:
+ *  - A rank thread spinning in a wait (src/core/wait.c) may run a round of
+ *    the same work itself (ops->poll, one thread at a time with the
+ *    progress thread), so that a message arriving for a waiting rank costs
+ *    no wake-up, neither of the progress thread nor of the rank. Whatever
+ *    "on the progress thread" says below then happens on that rank thread,
+ *    which holds no lock and is in no MPI call's critical section there
+ *    (it is between two polls of its wait condition).
  *  - The node's main thread calls net_start before any rank thread exists
  *    and net_end after every local rank thread has ended.
  *
@@ -145,6 +152,15 @@ struct net_ops {
     void (*shutdown)(void);
     /* Main thread, after the progress thread ended: close everything. */
     void (*close)(void);
+    /* Rank threads in a wait (optional: NULL when the module has no
+     * such path). poll_begin when a wait starts spinning, poll between
+     * polls of its condition (a non-blocking round of progress, skipped
+     * when another thread runs one), poll_end when the spinning ends,
+     * with `sleeping` if the thread now sleeps until woken (the progress
+     * thread must then watch the network for it at once). */
+    void (*poll_begin)(void);
+    void (*poll)(void);
+    void (*poll_end)(bool sleeping);
     /* Any thread: queue one one-sided frame (wire.h) for `peer`. The
      * module owns `payload` (malloc'd, payload_len bytes, may be NULL when
      * 0) from the call on and frees it once written. Frames one thread
@@ -181,6 +197,21 @@ void net_run(void);
 void net_end(void);
 /* True when this process is one of several node processes of its job. */
 bool net_active(void);
+
+/* A rank's wait (src/core/wait.c), between node processes: true when the
+ * waiter should call net_wait_poll between polls of its condition, then
+ * net_wait_end(sleeping) once it stops spinning (ops->poll_*). Only while
+ * waiters spin (ranks do not outnumber cores): a waiter that polls once
+ * and sleeps would only add a system call and a hand-back to the
+ * progress thread to every wait. */
+extern bool net_waits_poll;
+bool net_wait_begin_slow(void);
+static inline bool net_wait_begin(void)
+{
+    return net_waits_poll && strand_node.spin_limit > 1 && net_wait_begin_slow();
+}
+void net_wait_poll(void);
+void net_wait_end(bool sleeping);
 const struct net_job *net_job(void);
 
 /* Addressing (DESIGN §12: the static rule first, the key-value store for

@@ -10,11 +10,28 @@
  * saves the progress thread's wake-up on the sending side; whatever the
  * kernel does not take at once is queued for the progress thread. The
  * connection's write queue and socket writes are under that lock; the rest
- * (reading, cookie tables, connection set-up) belongs to the progress
- * thread alone. */
+ * (reading, cookie tables, connection set-up, the submission queue's
+ * consumer side) belongs to whoever runs a round of progress, under
+ * `tcp.round`: the progress thread, or a rank thread spinning in a wait
+ * (tcp_poll, net.h).
+ *
+ * Rank threads that poll read the sockets themselves; were the progress
+ * thread asleep in epoll_wait on those sockets too, every arrival would
+ * wake it as well (a wake-up per message, and on a machine with few cores
+ * a third thread to schedule). So while some rank polls, and for
+ * PARK_GRACE_NS after the last one stopped (a rank that got what it waited
+ * for usually waits again soon), the progress thread "parks": it sleeps on
+ * the eventfd (submissions, kicks) and a timerfd alone. A poller that
+ * stops spinning to sleep kicks it at once; one that got what it waited
+ * for pushes the timer to 2 x PARK_GRACE_NS from now when less than
+ * PARK_GRACE_NS was left (one timerfd_settime per grace at most, and no
+ * wake-up while ranks keep coming back). So a frame nobody polls for
+ * waits at most about 2 x PARK_GRACE_NS for the progress thread. */
 #define _LGPL_SOURCE
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -24,6 +41,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +52,10 @@
 #include "wire.h"
 
 enum {
+    PARK_GRACE_NS = 100 * 1000,         /* see the top of the file */
     READ_BUFFER_BYTES = 64 << 10,
+    DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
+    STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
     CONNECT_RETRY_MS = 20,
     CLOSE_DRAIN_MS = 2000,      /* at the end, waiting for peers to close their ends */
     DEFAULT_CONNECT_TIMEOUT_S = 60,
@@ -68,7 +89,9 @@ struct net_pull {       /* a remote rendezvous message at the receiver */
     struct net_envelope env;
     struct strand_request *req;     /* set by pull */
     size_t want;                    /* bytes asked for */
-    char *temp;                     /* non-contiguous receive: the bytes land here first */
+    size_t got;                     /* of them, in DATA frames received whole */
+    struct dt_stream *stream;       /* non-contiguous receive: unpacked from `temp` as bytes arrive */
+    char *temp;                     /* STAGE_BYTES */
 };
 
 struct op {
@@ -83,6 +106,13 @@ struct op {
     char *owned;                    /* freed once written */
     struct rndv_send *rndv;         /* OP_RTS, OP_DATA */
     struct net_pull *pull;          /* OP_CTS */
+    /* OP_DATA: the bytes a CTS asked for go out in frames of at most
+     * tcp.data_frame bytes (a DATA payload is at most 4 GiB - 1); the op
+     * is framed again for the next part once a frame is written. */
+    uint64_t data_cookie;           /* the receiver's */
+    uint64_t data_sent, data_total; /* bytes framed so far / asked for */
+    const char *data_from;          /* a contiguous send buffer */
+    struct dt_stream *stream;       /* a non-contiguous one, packed into `owned` a frame at a time */
     struct completion *cancel;      /* OP_CANCEL */
     bool submitted;                 /* came through the queue: counted in `pending` */
 };
@@ -105,7 +135,7 @@ struct conn {
     size_t rpos, rlen;
     bool in_payload;
     struct wire_frame frame;
-    char *pdst;
+    char *pdst;                     /* where the payload goes (NULL: through data_pull's stream) */
     size_t pgot;
     struct net_pull *data_pull;     /* DATA being received */
     char *eager;                    /* EAGER payloads that do not fit rbuf */
@@ -136,14 +166,21 @@ static struct {
     int epfd, listen_fd, wake_fd;
     struct __cds_wfcq_head qhead;
     struct cds_wfcq_tail qtail;
-    atomic_bool asleep;             /* the progress thread may be in epoll_wait */
+    atomic_bool asleep;             /* the progress thread may be in epoll_wait or parked */
     atomic_bool stopping;
+    pthread_mutex_t round;          /* one round of progress at a time */
+    atomic_int pollers;             /* rank threads spinning in a wait (tcp_poll) */
+    atomic_bool parked;             /* the progress thread sleeps on the eventfd alone */
+    _Atomic uint64_t poll_left;     /* when the last poller stopped (ns), 0: it went to sleep */
+    int timer_fd;                   /* the park's deadline */
+    _Atomic uint64_t deadline;      /* when it expires (ns) */
     bool bye_sent;
     struct peer_state *peers;
     struct conn **conns;            /* every open connection, for shutdown */
     int nconns, conns_cap;
     struct cookie_table sends, pulls;
     double connect_timeout;
+    size_t data_frame;              /* largest DATA payload we send */
 } tcp;
 
 static double now_seconds(void)
@@ -151,6 +188,13 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static _Noreturn void out_of_memory(void)
@@ -182,14 +226,22 @@ static uint64_t cookie_insert(struct cookie_table *t, void *obj)
     return ((uint64_t)t->gen[slot] << 32) | (slot + 1);
 }
 
+/* The object a cookie names, or NULL if it names none. */
+static void *cookie_find(const struct cookie_table *t, uint64_t cookie)
+{
+    uint32_t slot = (uint32_t)cookie - 1;
+    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32))
+        return NULL;
+    return t->obj[slot];
+}
+
 /* Removes and returns the object a cookie names, or NULL if it names none. */
 static void *cookie_take(struct cookie_table *t, uint64_t cookie)
 {
-    uint32_t slot = (uint32_t)cookie - 1;
-    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32) ||
-        t->obj[slot] == NULL)
+    void *obj = cookie_find(t, cookie);
+    if (obj == NULL)
         return NULL;
-    void *obj = t->obj[slot];
+    uint32_t slot = (uint32_t)cookie - 1;
     t->obj[slot] = NULL;
     t->gen[slot]++;
     t->free[t->nfree++] = slot;
@@ -206,13 +258,26 @@ static void wake_progress(void)
     }
 }
 
+/* Wakes the progress thread even while rank threads poll (it owns the timers). */
+static void kick_progress(void)
+{
+    uint64_t one = 1;
+    atomic_store(&tcp.asleep, false);
+    (void)!write(tcp.wake_fd, &one, sizeof one);
+}
+
+/* A spinning poller will run the operation's round itself: no wake-up.
+ * seq_cst on both sides (the enqueue, then this load; a poller's
+ * decrement, then its look at the queue in tcp_poll_end): one of them
+ * sees the other. */
 static void submit(struct op *op)
 {
     op->submitted = true;
     atomic_fetch_add_explicit(&((struct peer_state *)op->peer->transport)->pending, 1, memory_order_seq_cst);
     cds_wfcq_node_init(&op->qnode);
     cds_wfcq_enqueue(&tcp.qhead, &tcp.qtail, &op->qnode);
-    wake_progress();
+    if (atomic_load(&tcp.pollers) == 0)
+        wake_progress();
 }
 
 static struct op *op_new(enum op_kind kind, struct net_peer *peer, size_t extra)
@@ -335,9 +400,6 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     pull->req = req;
     size_t capacity = (size_t)req->count * req->type->size;
     pull->want = pull->env.bytes < capacity ? pull->env.bytes : capacity;
-    if (pull->want > UINT32_MAX)
-        strand_job_abort(1, "Strand MPI: a message between node processes is limited to 4 GiB - 1 "
-                            "(see doc/limits.md)\n");
     struct op *op = op_new(OP_CTS, pull->peer, 0);
     if (op == NULL)
         out_of_memory();
@@ -502,6 +564,9 @@ static void connect_failed(struct conn *c, int err)
         net_peer_lost(c->peer, what);
     }
     ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    /* The retry is the progress thread's timer: a rank's round that got
+     * here must make it recompute its timeout. */
+    kick_progress();
 }
 
 static void op_finish(struct op *op)
@@ -509,9 +574,35 @@ static void op_finish(struct op *op)
     if (op->kind == OP_DATA) {
         completion_signal(op->rndv->done);
         free(op->rndv);
+        dt_stream_free(op->stream);
     }
     free(op->owned);
     free(op);
+}
+
+/* Frames the next part of a DATA answer: true when there was one (the
+ * first call always frames one, possibly empty). Under the connection's
+ * lock (conn_flush) or before the op is queued. */
+static bool data_frame_next(struct op *op)
+{
+    if (op->data_sent == op->data_total && op->written > 0)
+        return false;
+    uint64_t left = op->data_total - op->data_sent;
+    size_t limit = op->stream != NULL && STAGE_BYTES < tcp.data_frame ? STAGE_BYTES : tcp.data_frame;
+    size_t part = left < limit ? (size_t)left : limit;
+    if (op->stream != NULL) {
+        dt_stream_pack(op->stream, op->owned, part);
+        op->data = op->owned;
+    } else {
+        op->data = op->data_from + op->data_sent;
+    }
+    op->data_len = part;
+    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)part, .a = op->data_cookie,
+                            .b = op->data_sent };
+    wire_encode_header(op->header, &d);
+    op->data_sent += part;
+    op->written = 0;
+    return true;
 }
 
 static void conn_drop_queue(struct conn *c)
@@ -556,6 +647,8 @@ static void conn_flush(struct conn *c)
         }
         op->written += (size_t)sent;
         if (op->written < WIRE_HEADER_BYTES + op->data_len)
+            continue;
+        if (op->kind == OP_DATA && data_frame_next(op))
             continue;
         c->head = op->next;
         if (c->head == NULL)
@@ -674,31 +767,59 @@ static void answer_cts(struct conn *c, const struct wire_frame *f)
     if (op == NULL)
         out_of_memory();
     op->rndv = s;
+    op->data_cookie = f->b;
+    op->data_total = f->c;
     if (s->type->contiguous) {
-        op->data = (const char *)s->buf + s->type->lb;
-    } else {
-        op->owned = malloc(s->bytes > 0 ? s->bytes : 1);
-        if (op->owned == NULL)
-            out_of_memory();
-        dt_pack(op->owned, s->buf, (size_t)s->count, s->type);
-        op->data = op->owned;
+        op->data_from = (const char *)s->buf + s->type->lb;
+    } else if ((op->stream = dt_stream_new(s->buf, (size_t)s->count, s->type)) == NULL ||
+               (op->owned = malloc(STAGE_BYTES)) == NULL) {
+        out_of_memory();
     }
-    op->data_len = (size_t)f->c;
-    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)f->c, .a = f->b };
-    wire_encode_header(op->header, &d);
+    data_frame_next(op);
     dispatch(op);
 }
 
 static void pull_finish(struct net_pull *p)
 {
-    struct strand_request *req = p->req;
-    size_t copied = p->want;
-    if (p->temp != NULL) {
-        copied = dt_unpack(req->buf, (size_t)req->count, req->type, p->temp, p->want);
-        free(p->temp);
-    }
-    mailbox_receive_complete(req, p->env.source, p->env.tag, p->env.bytes, copied);
+    dt_stream_free(p->stream);
+    free(p->temp);
+    mailbox_receive_complete(p->req, p->env.source, p->env.tag, p->env.bytes, p->want);
     free(p);
+}
+
+/* A DATA frame: the next part of a pull, at the offset where the last
+ * one ended. Its payload goes straight into a contiguous receive buffer,
+ * else through a staging buffer into the receive layout. */
+static void data_begin(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = cookie_find(&tcp.pulls, f->a);
+    if (p == NULL || p->peer != c->peer)
+        protocol_error(c, "DATA for an unknown pull");
+    if (f->b != p->got || f->payload_len > p->want - p->got || (f->payload_len == 0 && p->want > 0))
+        protocol_error(c, "DATA frame out of place or beyond what was asked");
+    struct strand_request *req = p->req;
+    c->pdst = NULL;
+    if (req->type->contiguous) {
+        c->pdst = (char *)req->buf + req->type->lb + p->got;
+    } else if (p->stream == NULL) {
+        p->stream = dt_stream_new(req->buf, (size_t)req->count, req->type);
+        p->temp = malloc(STAGE_BYTES);
+        if (p->stream == NULL || p->temp == NULL)
+            out_of_memory();
+    }
+    c->data_pull = p;
+}
+
+/* The frame ended: once every byte asked for is in, the receive completes. */
+static void data_end(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = c->data_pull;
+    c->data_pull = NULL;
+    p->got += f->payload_len;
+    if (p->got < p->want)
+        return;
+    cookie_take(&tcp.pulls, f->a);
+    pull_finish(p);
 }
 
 /* Where a frame's payload goes; NULL when it is consumed from rbuf at once. */
@@ -728,24 +849,9 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
         }
         c->pdst = c->eager;
         return;
-    case WIRE_DATA: {
-        struct net_pull *p = cookie_take(&tcp.pulls, f->a);
-        if (p == NULL || p->peer != c->peer)
-            protocol_error(c, "DATA for an unknown pull");
-        if (f->payload_len != p->want)
-            protocol_error(c, "DATA size differs from what was asked");
-        struct strand_request *req = p->req;
-        if (req->type->contiguous) {
-            c->pdst = (char *)req->buf + req->type->lb;
-        } else {
-            p->temp = malloc(p->want > 0 ? p->want : 1);
-            if (p->temp == NULL)
-                out_of_memory();
-            c->pdst = p->temp;
-        }
-        c->data_pull = p;
+    case WIRE_DATA:
+        data_begin(c, f);
         return;
-    }
     default:
         return;
     }
@@ -830,8 +936,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         answer_cts(c, f);
         return;
     case WIRE_DATA:
-        pull_finish(c->data_pull);
-        c->data_pull = NULL;
+        data_end(c, f);
         return;
     case WIRE_CANCEL:
         answer_cancel(c, f);
@@ -887,24 +992,54 @@ static bool read_stops(struct conn *c, ssize_t n, const char *eof_why)
     return true;
 }
 
+/* Where the next payload bytes of the frame being read go, and how many
+ * fit there. */
+static char *payload_room(struct conn *c, size_t *room)
+{
+    size_t left = c->frame.payload_len - c->pgot;
+    if (c->pdst != NULL) {
+        *room = left;
+        return c->pdst + c->pgot;
+    }
+    *room = left < STAGE_BYTES ? left : STAGE_BYTES;
+    return c->data_pull->temp;
+}
+
+static void payload_filled(struct conn *c, size_t n)
+{
+    if (c->pdst == NULL)
+        dt_stream_unpack(c->data_pull->stream, c->data_pull->temp, n);
+    c->pgot += n;
+}
+
 /* Reads what the kernel has and handles every complete frame. */
 static void conn_read(struct conn *c)
 {
+    /* A recv that returned less than it asked for emptied the socket: a
+     * second one would only say EAGAIN (one system call more per small
+     * message). Level-triggered epoll reports what arrives later. */
+    bool drained = false;
     for (;;) {
         if (c->in_payload) {
-            size_t need = c->frame.payload_len - c->pgot;
+            size_t room;
+            char *to = payload_room(c, &room);
             size_t have = c->rlen - c->rpos;
-            size_t take = have < need ? have : need;
-            memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+            size_t take = have < room ? have : room;
+            memcpy(to, c->rbuf + c->rpos, take);
             c->rpos += take;
-            c->pgot += take;
+            payload_filled(c, take);
             if (c->pgot < c->frame.payload_len) {
-                /* The rest straight into its destination (a receive buffer). */
-                ssize_t n = recv(c->fd, c->pdst + c->pgot, c->frame.payload_len - c->pgot, MSG_DONTWAIT);
-                if (n > 0)
-                    c->pgot += (size_t)n;
-                else if (read_stops(c, n, "connection closed in the middle of a message"))
+                if (drained)
                     return;
+                /* The rest straight into its destination (a receive buffer). */
+                to = payload_room(c, &room);
+                ssize_t n = recv(c->fd, to, room, MSG_DONTWAIT);
+                if (n > 0) {
+                    payload_filled(c, (size_t)n);
+                    drained = (size_t)n < room;
+                } else if (read_stops(c, n, "connection closed in the middle of a message")) {
+                    return;
+                }
                 continue;
             }
             c->in_payload = false;
@@ -936,17 +1071,22 @@ static void conn_read(struct conn *c)
             c->in_payload = true;
             continue;
         }
+        if (drained)
+            return;
         if (c->rpos > 0) {
             memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        ssize_t n = recv(c->fd, c->rbuf + c->rlen, READ_BUFFER_BYTES - c->rlen, MSG_DONTWAIT);
-        if (n > 0)
+        size_t room = READ_BUFFER_BYTES - c->rlen;
+        ssize_t n = recv(c->fd, c->rbuf + c->rlen, room, MSG_DONTWAIT);
+        if (n > 0) {
             c->rlen += (size_t)n;
-        else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
-                                               : "connection closed without goodbye"))
+            drained = (size_t)n < room;
+        } else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
+                                                   : "connection closed without goodbye")) {
             return;
+        }
     }
 }
 
@@ -1052,30 +1192,21 @@ static void say_bye(void)
     tcp.bye_sent = true;
 }
 
-static bool tcp_progress(int timeout_ms)
+/* The eventfd is the progress thread's alone: a poller that read it
+ * could swallow a kick meant to make the progress thread look again. */
+static void handle_events(const struct epoll_event *events, int n, bool progress_thread)
 {
-    drain_submissions();
-    retry_connects(&timeout_ms);
-    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
-        say_bye();
-        return false;
-    }
-    /* Announce sleep, then recheck: a submitter either sees `asleep` and
-     * writes the eventfd, or we see its operation. */
-    atomic_store(&tcp.asleep, true);
-    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
-        timeout_ms = 0;
-    struct epoll_event events[MAX_EVENTS];
-    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
-    atomic_store(&tcp.asleep, false);
     for (int i = 0; i < n; i++) {
         void *ptr = events[i].data.ptr;
         if (ptr == &tcp.listen_fd) {
             accept_all();
         } else if (ptr == &tcp.wake_fd) {
             uint64_t count;
-            (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (progress_thread)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
         } else {
+            /* Events are hints: another round may have handled this one
+             * already (every handler below is non-blocking). */
             struct conn *c = ptr;
             if (c->fd < 0)
                 continue;
@@ -1090,7 +1221,109 @@ static bool tcp_progress(int timeout_ms)
                 conn_writable(c);
         }
     }
+}
+
+static bool park_wanted(void)
+{
+    if (atomic_load(&tcp.pollers) > 0)
+        return true;
+    uint64_t left = atomic_load(&tcp.poll_left);
+    return left != 0 && now_ns() - left < PARK_GRACE_NS;
+}
+
+static void park_timer_set(uint64_t at_ns)
+{
+    atomic_store(&tcp.deadline, at_ns);
+    struct itimerspec t = { .it_value = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) } };
+    timerfd_settime(tcp.timer_fd, TFD_TIMER_ABSTIME, &t, NULL);
+}
+
+/* The progress thread's sleep, outside the round lock: on every socket,
+ * or parked (see the top of the file). Returns the events to handle. */
+static int progress_sleep(struct epoll_event *events, int timeout_ms)
+{
+    if (timeout_ms != 0 && park_wanted()) {
+        atomic_store(&tcp.parked, true);
+        /* Announce, then look again: a poller going to sleep either sees
+         * `parked` (and writes the eventfd) or we see it gone. */
+        if (park_wanted()) {
+            /* No poller now: the last one stopped less than a grace ago;
+             * look again once its grace is over (leavers push it on). */
+            if (atomic_load(&tcp.pollers) == 0)
+                park_timer_set(atomic_load(&tcp.poll_left) + PARK_GRACE_NS);
+            struct pollfd p[2] = { { .fd = tcp.wake_fd, .events = POLLIN }, { .fd = tcp.timer_fd, .events = POLLIN } };
+            struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+            ppoll(p, 2, timeout_ms >= 0 ? &ts : NULL, NULL);
+            atomic_store(&tcp.parked, false);
+            uint64_t count;
+            if (p[0].revents & POLLIN)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (p[1].revents & POLLIN)
+                (void)!read(tcp.timer_fd, &count, sizeof count);
+            return 0;
+        }
+        atomic_store(&tcp.parked, false);
+    }
+    return epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
+}
+
+static bool tcp_progress(int timeout_ms)
+{
+    pthread_mutex_lock(&tcp.round);
+    drain_submissions();
+    retry_connects(&timeout_ms);
+    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
+        say_bye();
+        pthread_mutex_unlock(&tcp.round);
+        return false;
+    }
+    pthread_mutex_unlock(&tcp.round);
+    /* Announce sleep, then recheck: a submitter either sees `asleep` and
+     * writes the eventfd, or we see its operation. */
+    atomic_store(&tcp.asleep, true);
+    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        timeout_ms = 0;
+    struct epoll_event events[MAX_EVENTS];
+    int n = progress_sleep(events, timeout_ms);
+    atomic_store(&tcp.asleep, false);
+    pthread_mutex_lock(&tcp.round);
+    handle_events(events, n, true);
+    pthread_mutex_unlock(&tcp.round);
     return true;
+}
+
+/* ---- rank threads that poll while they wait (net.h) ---- */
+
+static void tcp_poll_begin(void)
+{
+    atomic_fetch_add(&tcp.pollers, 1);
+}
+
+/* One non-blocking round, unless another thread runs one. */
+static void tcp_poll(void)
+{
+    if (pthread_mutex_trylock(&tcp.round) != 0)
+        return;
+    drain_submissions();
+    struct epoll_event events[MAX_EVENTS];
+    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
+    handle_events(events, n, false);
+    drain_submissions();    /* what the arrivals queued (a CTS for a matched RTS) */
+    pthread_mutex_unlock(&tcp.round);
+}
+
+static void tcp_poll_end(bool sleeping)
+{
+    atomic_fetch_sub(&tcp.pollers, 1);
+    /* A poller going to sleep needs the progress thread watching the
+     * sockets now; one that got what it waited for lets it stay parked
+     * a little (it is likely to wait again soon). */
+    uint64_t now = sleeping ? 0 : now_ns();
+    atomic_store(&tcp.poll_left, now);
+    if ((sleeping && atomic_load(&tcp.parked)) || !cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        kick_progress();
+    else if (!sleeping && atomic_load(&tcp.deadline) < now + PARK_GRACE_NS)
+        park_timer_set(now + 2 * PARK_GRACE_NS);
 }
 
 /* ---- setup and teardown (main thread) ---- */
@@ -1143,6 +1376,11 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    pthread_mutex_init(&tcp.round, NULL);
+    /* Smaller DATA frames only to exercise messages of many frames in tests. */
+    const char *frame = getenv("STRAND_NET_DATA_FRAME");
+    long long frame_bytes = frame != NULL ? atoll(frame) : DATA_FRAME_BYTES;
+    tcp.data_frame = frame_bytes >= 1 && frame_bytes <= DATA_FRAME_BYTES ? (size_t)frame_bytes : DATA_FRAME_BYTES;
     __cds_wfcq_init(&tcp.qhead, &tcp.qtail);
     tcp.peers = calloc((size_t)job->nnodes, sizeof *tcp.peers);
     if (tcp.peers == NULL) {
@@ -1155,7 +1393,8 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         return -1;
     tcp.epfd = epoll_create1(EPOLL_CLOEXEC);
     tcp.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (tcp.epfd < 0 || tcp.wake_fd < 0) {
+    tcp.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (tcp.epfd < 0 || tcp.wake_fd < 0 || tcp.timer_fd < 0) {
         snprintf(why, why_len, "epoll/eventfd: %s", strerror(errno));
         return -1;
     }
@@ -1217,6 +1456,7 @@ static void tcp_close(void)
     close(tcp.listen_fd);
     close(tcp.epfd);
     close(tcp.wake_fd);
+    close(tcp.timer_fd);
 }
 
 const struct net_ops net_tcp_ops = {
@@ -1228,6 +1468,9 @@ const struct net_ops net_tcp_ops = {
     .pull = tcp_pull,
     .cancel_send = tcp_cancel_send,
     .rma_send = tcp_rma_send,
+    .poll_begin = tcp_poll_begin,
+    .poll = tcp_poll,
+    .poll_end = tcp_poll_end,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };

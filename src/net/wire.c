@@ -195,14 +195,14 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
     case WIRE_RTS:
         if (f->payload_len != 0)
             return "RTS with a payload";
-        if (f->a > (uint64_t)INT32_MAX * 8 * 1024)
+        if (f->a > WIRE_MESSAGE_MAX)
             return "RTS size beyond any MPI message";
         return check_envelope(f, lim);
     case WIRE_CTS:
         if (f->payload_len != 0)
             return "CTS with a payload";
-        if (f->c > lim->max_data)
-            return "CTS asks for more than a DATA frame may carry";
+        if (f->c > WIRE_MESSAGE_MAX)
+            return "CTS asks for more than any MPI message holds";
         return NULL;
     case WIRE_DATA:
         if (f->payload_len > lim->max_data)

@@ -28,7 +28,13 @@
  *  EAGER   message bytes     0                  0          the message (== a bytes)
  *  RTS     message bytes     sender cookie      0          none
  *  CTS     sender cookie     receiver cookie    bytes wanted none
- *  DATA    receiver cookie   0                  0          the pulled bytes
+ *  DATA    receiver cookie   offset             0          the next pulled bytes
+ *
+ * A CTS may ask for more than one DATA payload carries (4 GiB - 1): the
+ * sender answers with DATA frames in order, each starting where the last
+ * ended (`offset`, from 0), until the bytes wanted are sent; only a
+ * message of 0 bytes is answered by an empty frame. The receiver checks
+ * every offset and length against its pull.
  *  BYE     0                 0                  0          none
  *  CANCEL  sender cookie     0                  0          none (dest: receiving world rank)
  *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
@@ -93,6 +99,10 @@ struct wire_frame {
 };
 
 static inline bool wire_is_rma(enum wire_type t) { return t >= WIRE_RMA_PUT && t <= WIRE_RMA_ACK; }
+
+/* The largest message an RTS may announce (an int count of the largest
+ * type anyone builds; the receiver's capacity bounds what it asks for). */
+#define WIRE_MESSAGE_MAX ((uint64_t)INT32_MAX * 8 * 1024)
 
 /* Bounds of one-sided frames. */
 enum {

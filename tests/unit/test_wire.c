@@ -97,7 +97,7 @@ static void check_accepted(const struct wire_frame *f)
         }
         break;
     case WIRE_CTS:
-        CU_ASSERT(f->payload_len == 0 && f->c <= limits.max_data);
+        CU_ASSERT(f->payload_len == 0 && f->c <= WIRE_MESSAGE_MAX);
         break;
     case WIRE_DATA:
         CU_ASSERT(f->payload_len <= limits.max_data);
@@ -202,6 +202,8 @@ static void test_each_rule(void)
         { .type = WIRE_RTS, .dest = 9, .tag = -5 },
         { .type = WIRE_RTS, .dest = 9, .payload_len = 1 },
         { .type = WIRE_CTS, .payload_len = 8 },
+        { .type = WIRE_CTS, .c = WIRE_MESSAGE_MAX + 1 },
+        { .type = WIRE_RTS, .dest = 9, .a = WIRE_MESSAGE_MAX + 1 },
         { .type = WIRE_DATA, .payload_len = (1u << 30) + 1 },
         { .type = WIRE_BYE, .payload_len = 1 },
         { .type = WIRE_CANCEL, .dest = 3 },
