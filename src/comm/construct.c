@@ -21,6 +21,7 @@
 #include "../core/errhandler.h"
 #include "../util/lock.h"
 #include "../pt2pt/pt2pt.h"
+#include "../util/bytes.h"
 #include "comm.h"
 
 struct build_entry {
@@ -630,6 +631,61 @@ static void spanning_allgather(struct strand_comm *c, const int *mine, int nfiel
     for (int i = 1; i < lsize; i++) {
         pt2pt_isend_internal(&r, local, context, all, nfields * n, MPI_INT, i, COMM_TAG_SPREAD);
         pt2pt_wait_internal(&r);
+    }
+}
+
+uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader)
+{
+    uint32_t context = local->core->context_id + 1, proposal = context_id_propose_global();
+    struct strand_request r;
+    if (local->rank != leader) {
+        pt2pt_isend_internal(&r, local, context, &proposal, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+        return proposal;
+    }
+    for (int i = 0; i < local->core->size; i++) {
+        uint32_t theirs;
+        if (i == leader)
+            continue;
+        pt2pt_irecv_internal(&r, local, context, &theirs, 1, MPI_UINT32_T, i, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+        if (theirs > proposal)
+            proposal = theirs;
+    }
+    return proposal;
+}
+
+void comm_leader_spread(struct strand_comm *local, int leader, int *ints, int nints, struct bytes_out *bytes)
+{
+    uint32_t context = local->core->context_id + 1;
+    struct strand_request r;
+    int len;
+    if (local->rank != leader) {
+        pt2pt_irecv_internal(&r, local, context, ints, nints, MPI_INT, leader, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        pt2pt_irecv_internal(&r, local, context, &len, 1, MPI_INT, leader, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        *bytes = (struct bytes_out){ .data = malloc((size_t)len + 1), .len = (size_t)len, .cap = (size_t)len + 1 };
+        if (bytes->data == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory while building a communicator\n");
+        if (len > 0) {
+            pt2pt_irecv_internal(&r, local, context, bytes->data, len, MPI_BYTE, leader, COMM_TAG_SPREAD);
+            pt2pt_wait_internal(&r);
+        }
+        return;
+    }
+    len = (int)bytes->len;
+    for (int i = 0; i < local->core->size; i++) {
+        if (i == leader)
+            continue;
+        pt2pt_isend_internal(&r, local, context, ints, nints, MPI_INT, i, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        pt2pt_isend_internal(&r, local, context, &len, 1, MPI_INT, i, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        if (len > 0) {
+            pt2pt_isend_internal(&r, local, context, bytes->data, len, MPI_BYTE, i, COMM_TAG_SPREAD);
+            pt2pt_wait_internal(&r);
+        }
     }
 }
 

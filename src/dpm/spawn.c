@@ -19,6 +19,7 @@
 
 #include "../../privatize/privatize.h"
 #include "../comm/info.h"
+#include "../net/net.h"
 #include "dpm.h"
 
 /* What the root was asked for (arguments significant at the root only). */
@@ -222,8 +223,29 @@ static void commands_release(struct spawn_command *cmds, int count)
 }
 
 /* The children's world, the intercommunicator, their threads. */
+/* The intercommunicator between the parents and the children (all in
+ * this node process): built here with a fresh id when the parents are all
+ * here too; otherwise with the agreed id, described for the parents'
+ * node processes (the children's side built here for the children). */
+static struct comm_core *parents_children_core(const struct strand_comm *parent, struct world *w,
+                                               const struct dpm_root_context *ctx, struct dpm_outcome *o)
+{
+    struct comm_core *lc = parent->core;
+    if (!ctx->spans)
+        return comm_intercomm_pair_create(lc->local_members, lc->local_size, w->ranks, w->size);
+    struct bytes_out children = { 0 };
+    identity_encode(w->ranks, w->size, &children);
+    struct comm_core *core0 = NULL;
+    if (!children.failed) {
+        dpm_outcome_describe(o, ctx->proposal, 0, children.data, children.len);
+        core0 = comm_shared_core_take(ctx->proposal, lc->local_members, lc->local_size, w->ranks, w->size, w->size);
+    }
+    free(children.data);
+    return core0;
+}
+
 static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmds, int total,
-                       const struct strand_comm *parent, struct dpm_outcome *o)
+                       const struct strand_comm *parent, const struct dpm_root_context *ctx, struct dpm_outcome *o)
 {
     int *appnums = malloc((size_t)total * sizeof *appnums);
     void **args = malloc((size_t)total * sizeof *args);
@@ -236,15 +258,16 @@ static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmd
             appnums[j] = i;
             args[j] = cmds[i].program;
         }
-    w = world_create(total, appnums);
+    w = world_create(net_new_world_id(), total, appnums, CONTEXT_ID_NONE, NULL, 0);
     if (w == NULL)
         goto done;
-    struct comm_core *lc = parent->core;
-    o->core = comm_intercomm_pair_create(lc->local_members, lc->local_size, w->ranks, total);
-    if (o->core == NULL)
+    struct comm_core *core0 = parents_children_core(parent, w, ctx, o);
+    if (core0 == NULL)
         goto done;
+    if (!ctx->spans)
+        o->core = core0;
     for (int j = 0; j < total; j++) {
-        w->parents[j] = comm_handle_for(o->core->peer, j, NULL);
+        w->parents[j] = comm_handle_for(core0->peer, j, NULL);
         if (w->parents[j] == NULL)
             strand_job_abort(1, "Strand MPI: out of memory while spawning\n");
         snprintf(w->parents[j]->name, sizeof w->parents[j]->name, "MPI_COMM_PARENT"); /* MPI-2.2 10.3.2 */
@@ -254,16 +277,15 @@ static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmd
     if (world_start_ranks(w, privatize_spawned_rank_main, args) != 0)
         strand_job_abort(1, "Strand MPI: cannot create the threads of spawned ranks "
                             "(see doc/limits.md: ulimit -u, vm.max_map_count)\n");
+    world_release(w);       /* the rank threads and the communicators hold it now */
     w = NULL;
     rc = MPI_SUCCESS;
 done:
     if (rc != MPI_SUCCESS) {
         snprintf(o->message, sizeof o->message, "out of memory while spawning %d processes", total);
         commands_release(cmds, rq->count);
-        if (w != NULL) {
-            world_retain(w);
+        if (w != NULL)
             world_release(w);
-        }
     }
     free(appnums);
     free(args);
@@ -272,7 +294,7 @@ done:
 
 /* The root's part: fills in the outcome. */
 static void spawn_at_root(const struct spawn_request *rq, const struct strand_comm *parent,
-                          struct dpm_outcome *o)
+                          const struct dpm_root_context *ctx, struct dpm_outcome *o)
 {
     struct spawn_command *cmds = calloc((size_t)rq->count, sizeof *cmds);
     if (cmds == NULL) {
@@ -291,7 +313,7 @@ static void spawn_at_root(const struct spawn_request *rq, const struct strand_co
     if (o->error != MPI_SUCCESS)
         commands_release(cmds, rq->count);
     else if (total > 0)
-        o->error = spawn_world(rq, cmds, total, parent, o);
+        o->error = spawn_world(rq, cmds, total, parent, ctx, o);
     if (o->error != MPI_SUCCESS)
         for (int k = 0; k < o->nerrcodes; k++)
             o->errcodes[k] = MPI_ERR_SPAWN;
@@ -333,7 +355,7 @@ static int request_check(const struct spawn_request *rq, char *why, size_t len, 
 }
 
 /* The root's part of a spawn (dpm_root_fn). */
-static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg)
+static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg, const struct dpm_root_context *ctx)
 {
     const struct spawn_request *rq = arg;
     char why[256] = "";
@@ -343,7 +365,7 @@ static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg)
     if (o == NULL)
         return NULL;
     if (check == MPI_SUCCESS) {
-        spawn_at_root(rq, c, o);
+        spawn_at_root(rq, c, ctx, o);
         return o;
     }
     o->error = check;
