@@ -221,7 +221,8 @@ typedef int (*build_exchange_fn)(int n, void *const *inputs, void **outputs);
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out);
 /* A new intracommunicator core over `members` holding `refs` references,
- * with a fresh context id unless `fixed_id` is not CONTEXT_ID_NONE. */
+ * with a fresh context id unless `fixed_id` is not CONTEXT_ID_NONE (a world's
+ * MPI_COMM_WORLD or a rank's MPI_COMM_SELF, which do not hold its world). */
 struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs);
 /* Builds, then gives the caller its handle (MPI_COMM_NULL if it is not a
  * member); reports errors through `comm`. `dup` copies attributes and

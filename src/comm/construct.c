@@ -153,7 +153,8 @@ static void context_free(struct comm_context *ctx)
 
 /* Gives the context an id (unless fixed) and each core its references and
  * collective state. On failure nothing of the context remains. */
-static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fixed_id, int refs0, int refs1)
+static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fixed_id, int refs0, int refs1,
+                                          bool hold_worlds)
 {
     int ncores = ctx->cores[0].is_inter ? 2 : 1;
     if (fixed_id != CONTEXT_ID_NONE) {
@@ -187,8 +188,8 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
             live++;
         else
             coll_comm_detach(&ctx->cores[i]);
-    /* A world's predefined communicators (fixed ids) do not hold it. */
-    if (fixed_id == CONTEXT_ID_NONE)
+    /* A world's predefined communicators do not hold it. */
+    if (hold_worlds)
         context_hold_worlds(ctx, true);
     atomic_store_explicit(&ctx->live_cores, live, memory_order_release);
     return &ctx->cores[0];
@@ -218,7 +219,7 @@ static struct comm_core *cores_create(struct rank **group0, int size0, struct ra
         memcpy(ctx->cores[1].local_members, group1, (size_t)size1 * sizeof *group1);
     bool agreed = id != CONTEXT_ID_NONE;
     return context_activate(ctx, id, agreed ? local_count(group0, size0) : size0,
-                            agreed ? local_count(group1, size1) : size1);
+                            agreed ? local_count(group1, size1) : size1, true);
 }
 
 struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs)
@@ -227,7 +228,8 @@ struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32
     if (ctx == NULL)
         return NULL;
     memcpy(ctx->cores[0].members, members, (size_t)size * sizeof *members);
-    return context_activate(ctx, fixed_id, refs, 0);
+    /* A fixed id: a world's MPI_COMM_WORLD or a rank's MPI_COMM_SELF. */
+    return context_activate(ctx, fixed_id, refs, 0, fixed_id == CONTEXT_ID_NONE);
 }
 
 struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1, int size1)

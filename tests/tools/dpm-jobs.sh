@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Dynamic processes between jobs started by separate mpiexec commands
+# (tests/mpi/dpm_jobs.c): accept/connect through a port name in a file and
+# through the name service (the standalone strand-nameserver), at several
+# sizes and node-process counts (64 ranks in one job); connects to bogus,
+# closed, refused and silent ports fail with MPI_ERR_PORT within their
+# bound; MPI_Comm_join between two processes; a job that aborts after
+# MPI_Comm_disconnect does not take the other down. No process is left
+# after any of them.
+. "$(dirname "$0")/lib.sh"
+
+prog="$builddir/tests/mpi/dpm_jobs"
+[ -x "$prog" ] || skip "$prog is not built (make mpi-programs)"
+
+# No process of this tree's test program may outlive a step.
+no_orphans() {
+    sleep 0.3
+    local left
+    left=$(env -u LD_PRELOAD pgrep -f -- "$prog" | tr '\n' ' ')
+    [ -z "$left" ] || { fail "$1: processes left: $left"; kill -9 $left 2>/dev/null; }
+}
+
+# run_job LOG ARGS...: one mpiexec in the background, its pid in $last.
+run_job() {
+    local log=$1; shift
+    timeout -k 5 120 "$mpiexec" "$@" >"$log" 2>&1 &
+    last=$!
+}
+
+# expect_job PID LOG STATUS WHAT: the job ended with STATUS, and, for 0,
+# said " No Errors".
+expect_job() {
+    local rc=0
+    wait "$1" || rc=$?
+    [ "$rc" -eq "$3" ] || { fail "$4: exit $rc, expected $3"; sed 's/^/  | /' "$2" | head -30; return; }
+    [ "$3" -ne 0 ] || expect_in "$2" "^ No Errors$" "$4"
+}
+
+# pair NAME WHERE "SERVER MPIEXEC ARGS" "CLIENT MPIEXEC ARGS"
+pair() {
+    local name=$1 where=$2 sargs=$3 cargs=$4 s c
+    rm -f "$work/port"
+    # shellcheck disable=SC2086
+    run_job "$name.server.log" $sargs "$prog" server "$where"; s=$last
+    # shellcheck disable=SC2086
+    run_job "$name.client.log" $cargs "$prog" client "$where"; c=$last
+    expect_job "$s" "$name.server.log" 0 "$name: server ($sargs)"
+    expect_job "$c" "$name.client.log" 0 "$name: client ($cargs)"
+    no_orphans "$name"
+}
+
+pair small "file:$work/port" "-n 3" "-n 4 --nodes 2"
+pair nodes "file:$work/port" "-n 5 --nodes 3" "-n 2 --nodes 2"
+pair wide "file:$work/port" "-n 64 --nodes 2" "-n 3"
+
+# Bad ports: a name that is not one, a refused one (nothing listens), one
+# closed by its live node process, one where a silent program listens
+# (STRAND_PORT_TIMEOUT bounds the wait).
+"$mpiexec" -n 1 "$prog" badport garbage 1 >bad1.log 2>&1
+expect_in bad1.log "^ No Errors$" "connect to a name that is no port name"
+"$mpiexec" -n 1 "$prog" badport "strand-port:127.0.0.1:1:abc:0:7" 2 >bad2.log 2>&1
+expect_in bad2.log "^ No Errors$" "connect to a port nobody listens on"
+rm -f "$work/closed" "$work/closed.done"
+run_job closed.log -n 1 "$prog" closedport "file:$work/closed"; closer=$last
+for _ in $(seq 300); do [ -s "$work/closed" ] && break; sleep 0.1; done
+"$mpiexec" -n 2 "$prog" badport "$(cat "$work/closed")" 2 >bad3.log 2>&1
+expect_in bad3.log "^ No Errors$" "connect to a closed port of a live node process"
+touch "$work/closed.done"
+expect_job "$closer" closed.log 0 "the process of the closed port"
+if command -v python3 >/dev/null; then
+    python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held, end = [], time.time() + 20
+while time.time() < end:
+    s.settimeout(0.5)
+    try:
+        held.append(s.accept())
+    except OSError:
+        pass
+' "$work/silent" &
+    silent=$!
+    for _ in $(seq 100); do [ -s "$work/silent" ] && break; sleep 0.1; done
+    STRAND_PORT_TIMEOUT=2 "$mpiexec" -n 1 "$prog" badport "strand-port:127.0.0.1:$(cat "$work/silent"):abc:0:7" 8 \
+        >bad4.log 2>&1
+    expect_in bad4.log "^ No Errors$" "connect to a port where a silent program listens"
+    kill "$silent" 2>/dev/null
+    wait "$silent" 2>/dev/null
+fi
+no_orphans "bad ports"
+
+finish
