@@ -66,6 +66,10 @@ static const char usage_text[] =
     "  --stack-size BYTES   stack size of each rank thread (default: ulimit -s);\n"
     "                       a k, m or g suffix multiplies by 1024, 1024^2, 1024^3\n"
     "  -usize N             MPI_UNIVERSE_SIZE (ranks the job may grow to)\n"
+    "  --nameserver HOST:PORT  publish and look up service names (MPI_Publish_name)\n"
+    "                       at this strand-nameserver instead of mpiexec's own\n"
+    "                       name service, so that separately started jobs meet\n"
+    "                       (also STRAND_NAMESERVER)\n"
     "\n"
     "Several node processes (ranks spread over them in blocks):\n"
     "  --nodes K            K node processes (default: one per host given)\n"
@@ -255,6 +259,11 @@ static void parse_options(int argc, char **argv, struct options *o)
             static char text[24];
             snprintf(text, sizeof text, "%ld", parse_count(name, option_value(argv, &i, name)));
             o->universe_size = text;
+        } else if (is_option(a, "--nameserver")) {
+            const char *server = option_value(argv, &i, "--nameserver");
+            if (server == NULL || strchr(server, ':') == NULL)
+                usage_error("%s needs HOST:PORT (what strand-nameserver printed)", "--nameserver");
+            setenv("STRAND_NAMESERVER", server, 1);
         } else if (is_option(a, "--nodes")) {
             o->nnodes = parse_count("--nodes", option_value(argv, &i, "--nodes"));
         } else if (is_option(a, "-ppn") || is_option(a, "--ppn")) {
@@ -652,6 +661,18 @@ static void set_node_environment(const struct node_plan *p, int node)
     setenv("STRAND_KV_ADDR", text, 1);
 }
 
+/* A job id no other job on these hosts has: names the job's node
+ * processes (their HELLOs), its store, its launched world. */
+static void set_job_id(void)
+{
+    char id[32];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
+                                       ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
+    setenv("STRAND_JOB_ID", id, 1);
+}
+
 static void set_job_environment(const struct node_plan *p)
 {
     size_t len = 1;
@@ -666,12 +687,8 @@ static void set_job_environment(const struct node_plan *p)
     }
     setenv("STRAND_NET_HOSTS", list, 1);
     free(list);
+    set_job_id();
     char id[32];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
-                                       ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
-    setenv("STRAND_JOB_ID", id, 1);
     snprintf(id, sizeof id, "%ld", (long)getpid());
     setenv("STRAND_LAUNCHER_PID", id, 1);
     on_signal(SIGUSR1, note_abort);
@@ -947,6 +964,22 @@ static int run_nodes(struct node_plan *p, char **argv)
     return result;
 }
 
+/* A job of one node process gets a store too: the name service of the
+ * job and of the jobs it spawns (kvs.h). */
+static int run_single(char **argv)
+{
+    char why[256], addr[64];
+    set_job_id();
+    int port = kvs_start(1, getenv("STRAND_JOB_ID"), false, why, sizeof why);
+    if (port < 0) {
+        fprintf(stderr, "mpiexec: %s\n", why);
+        return 1;
+    }
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    setenv("STRAND_KV_ADDR", addr, 1);
+    return run_program(argv);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--node-agent") == 0)
@@ -958,6 +991,6 @@ int main(int argc, char **argv)
         return 1;
     struct node_plan plan;
     if (!plan_nodes(&o, &plan))
-        return run_program(o.program_argv);
+        return run_single(o.program_argv);
     return run_nodes(&plan, o.program_argv);
 }

@@ -23,6 +23,9 @@
  *   dpm_jobs names SERVICE       publish/lookup/unpublish and their errors
  *                                through the name service (MPI_ERR_NAME,
  *                                MPI_ERR_SERVICE), on rank 0
+ *   dpm_jobs nonames SERVICE     the name server cannot be reached: lookup
+ *                                fails with MPI_ERR_NAME, publish with
+ *                                MPI_ERR_SERVICE, both at once
  *
  * Every rank prints nothing but failures; rank 0 of each job prints
  * " No Errors" when all of its job's checks passed. */
@@ -323,6 +326,20 @@ static int name_checks(const char *service)
     return errs;
 }
 
+static int no_name_server(const char *service)
+{
+    int errs = 0;
+    char port[MPI_MAX_PORT_NAME] = "strand-port:nowhere:1:1:0:1";
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    double t0 = now_s();
+    CHECK(&errs, error_class(MPI_Lookup_name((char *)service, MPI_INFO_NULL, port)) == MPI_ERR_NAME,
+          "lookup without a name server: MPI_ERR_NAME");
+    CHECK(&errs, error_class(MPI_Publish_name((char *)service, MPI_INFO_NULL, port)) == MPI_ERR_SERVICE,
+          "publish without a name server: MPI_ERR_SERVICE");
+    CHECK(&errs, now_s() - t0 < 5, "the name server's absence took %.1f s to notice", now_s() - t0);
+    return errs;
+}
+
 int main(int argc, char **argv)
 {
     int errs = 0, rank;
@@ -341,10 +358,13 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "names") == 0 && argc > 2) {
         if (rank == 0)
             errs = name_checks(argv[2]);
+    } else if (strcmp(mode, "nonames") == 0 && argc > 2) {
+        if (rank == 0)
+            errs = no_name_server(argv[2]);
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, badport NAME MAX_S, "
-                            "closedport file:PATH, names SERVICE\n");
+                            "closedport file:PATH, names SERVICE, nonames SERVICE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return coll_finish(errs);

@@ -53,6 +53,27 @@ pair small "file:$work/port" "-n 3" "-n 4 --nodes 2"
 pair nodes "file:$work/port" "-n 5 --nodes 3" "-n 2 --nodes 2"
 pair wide "file:$work/port" "-n 64 --nodes 2" "-n 3"
 
+# Names: mpiexec's own name service (one job over two node processes, a
+# job run without mpiexec: its node process's table), the standalone
+# strand-nameserver between two jobs, its errors, and its absence.
+"$mpiexec" -n 3 --nodes 2 "$prog" names "dpm jobs $$" >names1.log 2>&1
+expect_in names1.log "^ No Errors$" "names through mpiexec's name service"
+"$prog" names "dpm jobs $$" >names2.log 2>&1
+expect_in names2.log "^ No Errors$" "names in a job run without mpiexec"
+"$builddir/launcher/strand-nameserver" --local --address-file "$work/ns" >ns.log 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -s "$work/ns" ] && break; sleep 0.1; done
+ns=$(cat "$work/ns")
+expect_in ns.log "^127.0.0.1:[0-9]+$" "strand-nameserver prints its address"
+"$mpiexec" --nameserver "$ns" -n 2 "$prog" names "dpm jobs $$" >names3.log 2>&1
+expect_in names3.log "^ No Errors$" "names through strand-nameserver"
+pair named "name:dpm-jobs-$$" "--nameserver $ns -n 2 --nodes 2" "--nameserver $ns -n 3"
+STRAND_NAMESERVER=$ns pair named-env "name:dpm-jobs-$$" "-n 1" "-n 2"
+kill "$server"
+wait "$server" 2>/dev/null
+"$mpiexec" --nameserver "$ns" -n 1 "$prog" nonames "dpm jobs $$" >names4.log 2>&1
+expect_in names4.log "^ No Errors$" "names when the name server is gone"
+
 # Bad ports: a name that is not one, a refused one (nothing listens), one
 # closed by its live node process, one where a silent program listens
 # (STRAND_PORT_TIMEOUT bounds the wait).
