@@ -26,9 +26,29 @@
  *   dpm_jobs nonames SERVICE     the name server cannot be reached: lookup
  *                                fails with MPI_ERR_NAME, publish with
  *                                MPI_ERR_SERVICE, both at once
+ *   dpm_jobs join listen|connect PATH
+ *                                rank 0 of each job holds one end of a TCP
+ *                                connection (the listener writes its port
+ *                                to PATH) and calls MPI_Comm_join on it;
+ *                                a message each way, then disconnect
+ *   dpm_jobs survivor WHERE after|before|killed
+ *   dpm_jobs aborter WHERE after|before|killed
+ *                                the two connect (survivor accepts); after:
+ *                                they disconnect, the aborter's rank 0 calls
+ *                                MPI_Abort(MPI_COMM_WORLD, 3), the survivor
+ *                                goes on and ends normally; before: the
+ *                                aborter aborts while connected and the
+ *                                survivor, blocked receiving from it, must
+ *                                end (not hang) naming the lost process;
+ *                                killed: the same, but the aborter's node
+ *                                process is killed (SIGKILL) instead
  *
  * Every rank prints nothing but failures; rank 0 of each job prints
  * " No Errors" when all of its job's checks passed. */
+#include <arpa/inet.h>
+#include <signal.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +63,9 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+#define TU_ABORT_JOBS(what) (fprintf(stderr, "dpm_jobs: %s\n", (what)), MPI_Abort(MPI_COMM_WORLD, 2))
+#define TU_FAIL_JOBS(what) (fprintf(stderr, "dpm_jobs: %s\n", (what)), 1)
 
 static int error_class(int rc)
 {
@@ -326,6 +349,96 @@ static int name_checks(const char *service)
     return errs;
 }
 
+/* Rank 0 of each job: a TCP connection between them, then MPI_Comm_join. */
+static int join_jobs(const char *side, const char *path)
+{
+    int errs = 0, fd = -1;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    if (strcmp(side, "listen") == 0) {
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 1) != 0 ||
+            getsockname(l, (struct sockaddr *)&a, &len) != 0)
+            TU_ABORT_JOBS("listen");
+        char text[32];
+        snprintf(text, sizeof text, "%d", ntohs(a.sin_port));
+        char where[4096];
+        snprintf(where, sizeof where, "file:%s", path);
+        port_tell(where, text);
+        fd = accept(l, NULL, NULL);
+        close(l);
+    } else {
+        char where[4096], text[MPI_MAX_PORT_NAME];
+        snprintf(where, sizeof where, "file:%s", path);
+        port_learn(where, text);
+        a.sin_port = htons((uint16_t)atoi(text));
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0)
+        TU_ABORT_JOBS("no TCP connection between the jobs");
+    MPI_Comm inter;
+    MPI_Comm_join(fd, &inter);
+    int rsize = 0, v = strcmp(side, "listen") == 0 ? 11 : 22, w = -1;
+    MPI_Comm_remote_size(inter, &rsize);
+    CHECK(&errs, rsize == 1, "join: remote size %d", rsize);
+    MPI_Sendrecv(&v, 1, MPI_INT, 0, 3, &w, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE);
+    CHECK(&errs, w == 33 - v, "join: got %d", w);
+    MPI_Comm_disconnect(&inter);
+    close(fd);
+    return errs;
+}
+
+/* Abort isolation: see the header. */
+static int isolation(const char *role, const char *where, const char *when)
+{
+    int errs = 0, rank, survivor = strcmp(role, "survivor") == 0, after = strcmp(when, "after") == 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter;
+    if (survivor) {
+        if (rank == 0) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            port_tell(where, port);
+        }
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    } else {
+        if (rank == 0)
+            port_learn(where, port);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    }
+    int v = 5, sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
+    if (after)
+        MPI_Comm_disconnect(&inter);
+    if (!survivor) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0 && strcmp(when, "killed") == 0)
+            kill(getpid(), SIGKILL);
+        if (rank == 0)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Barrier(MPI_COMM_WORLD);    /* never passed: the job ends */
+        return 1;
+    }
+    if (!after) {
+        /* Never satisfied: the aborter's death ends this job. */
+        MPI_Recv(&v, 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE);
+        return TU_FAIL_JOBS("the receive from an aborted job returned");
+    }
+    /* The other job is gone; this one still works and ends normally. */
+    sleep(2);
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(&errs, sum == 5 * size, "after the other job aborted: allreduce %d", sum);
+    if (rank == 0)
+        MPI_Close_port(port);
+    return errs;
+}
+
 static int no_name_server(const char *service)
 {
     int errs = 0;
@@ -358,13 +471,19 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "names") == 0 && argc > 2) {
         if (rank == 0)
             errs = name_checks(argv[2]);
+    } else if (strcmp(mode, "join") == 0 && argc > 3) {
+        if (rank == 0)
+            errs = join_jobs(argv[2], argv[3]);
+    } else if ((strcmp(mode, "survivor") == 0 || strcmp(mode, "aborter") == 0) && argc > 3) {
+        errs = isolation(mode, argv[2], argv[3]);
     } else if (strcmp(mode, "nonames") == 0 && argc > 2) {
         if (rank == 0)
             errs = no_name_server(argv[2]);
     } else {
         if (rank == 0)
             fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, badport NAME MAX_S, "
-                            "closedport file:PATH, names SERVICE, nonames SERVICE\n");
+                            "closedport file:PATH, names|nonames SERVICE, join listen|connect PATH, "
+                            "survivor|aborter WHERE after|before|killed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return coll_finish(errs);

@@ -113,4 +113,28 @@ while time.time() < end:
 fi
 no_orphans "bad ports"
 
+# MPI_Comm_join over a TCP connection between two jobs' processes.
+rm -f "$work/join"
+run_job join1.log -n 2 "$prog" join listen "$work/join"; l=$last
+run_job join2.log -n 1 --nodes 1 "$prog" join connect "$work/join"; c=$last
+expect_job "$l" join1.log 0 "join: the listening side"
+expect_job "$c" join2.log 0 "join: the connecting side"
+no_orphans join
+
+# Failures: after MPI_Comm_disconnect the jobs are independent (the
+# survivor ends normally after the other aborted); while connected, the
+# abort, or the death, of one ends the other with a message, no hang.
+isolation() { # WHEN SURVIVOR_STATUS ABORTER_STATUS MESSAGE
+    rm -f "$work/iso"
+    run_job iso-s.log -n 2 "$prog" survivor "file:$work/iso" "$1"; s=$last
+    run_job iso-a.log -n 3 --nodes 2 "$prog" aborter "file:$work/iso" "$1"; a=$last
+    expect_job "$a" iso-a.log "$3" "isolation $1: the aborting job"
+    expect_job "$s" iso-s.log "$2" "isolation $1: the other job"
+    [ -z "$4" ] || expect_in iso-s.log "$4" "isolation $1: the other job's message"
+    no_orphans "isolation $1"
+}
+isolation after 0 3 ""
+isolation before 1 3 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
+isolation killed 1 137 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
+
 finish
