@@ -74,8 +74,10 @@ static const char usage_text[] =
     "Several node processes (ranks spread over them in blocks):\n"
     "  --nodes K            K node processes (default: one per host given)\n"
     "  -hosts H1,H2,...     hosts of the node processes, in order (repeated when\n"
-    "                       there are more node processes than hosts)\n"
-    "  -hostfile FILE, -f FILE  the hosts, one a line ('#' comments)\n"
+    "                       there are more node processes than hosts); H:N\n"
+    "                       gives host H N slots: MPI_UNIVERSE_SIZE is the sum\n"
+    "  -hostfile FILE, -f FILE  the hosts, one a line ('#' comments; \"H:N\" or\n"
+    "                       \"H slots=N\" for slots)\n"
     "  -ppn P               P ranks per node process\n"
     "  --launcher fork|ssh  how node processes start: fork (this machine only) or\n"
     "                       ssh; default: fork for this machine's names and\n"
@@ -200,13 +202,22 @@ static const char *hosts_from_file(const char *path)
     while (fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "#\r\n")] = '\0';
         char *host = line + strspn(line, " \t");
-        host[strcspn(host, " \t:")] = '\0';
+        /* "host", "host:N" or "host slots=N": N slots (MPI_UNIVERSE_SIZE) */
+        char *rest = host + strcspn(host, " \t:");
+        long slots = 0;
+        if (*rest == ':')
+            slots = strtol(rest + 1, NULL, 10);
+        else if (strstr(rest, "slots=") != NULL)
+            slots = strtol(strstr(rest, "slots=") + 6, NULL, 10);
+        *rest = '\0';
         if (*host == '\0')
             continue;
-        size_t n = strlen(host);
+        size_t n = strlen(host) + 24;
         while (len + n + 2 > cap)
             list = realloc(list, cap *= 2);
         len += (size_t)sprintf(list + len, "%s%s", len > 0 ? "," : "", host);
+        if (slots > 0)
+            len += (size_t)sprintf(list + len, ":%ld", slots);
     }
     fclose(f);
     if (len == 0) {
@@ -578,12 +589,30 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
 {
     int nhosts = 0;
     char **hosts = NULL;
+    long slots = 0;
+    bool slots_given = false;
     if (o->hosts != NULL) {
         char *copy = strdup(o->hosts), *save = NULL;
         for (char *h = strtok_r(copy, ",", &save); h != NULL; h = strtok_r(NULL, ",", &save)) {
+            /* "host:N": N slots of the host (MPI_UNIVERSE_SIZE) */
+            char *colon = strrchr(h, ':');
+            long n = colon != NULL && colon[1] != '\0' && strspn(colon + 1, "0123456789") == strlen(colon + 1)
+                         ? strtol(colon + 1, NULL, 10) : -1;
+            if (n >= 0) {
+                *colon = '\0';
+                slots += n;
+                slots_given = true;
+            }
             hosts = realloc(hosts, (size_t)(nhosts + 1) * sizeof *hosts);
             hosts[nhosts++] = h;
         }
+    }
+    /* MPI_UNIVERSE_SIZE from the slots of the host list, when it gives
+     * any and neither -usize nor STRAND_UNIVERSE_SIZE did. */
+    if (slots_given && getenv("STRAND_UNIVERSE_SIZE") == NULL) {
+        char text[24];
+        snprintf(text, sizeof text, "%ld", slots > o->nranks ? slots : o->nranks);
+        setenv("STRAND_UNIVERSE_SIZE", text, 1);
     }
     bool ssh_all = o->launcher != NULL && strcmp(o->launcher, "ssh") == 0;
     bool fork_all = o->launcher != NULL && strcmp(o->launcher, "fork") == 0;

@@ -195,8 +195,15 @@ void world_release(struct world *w);
  * started keep running). */
 int world_start_ranks(struct world *w, int (*rank_main)(void *arg), void *const *args);
 /* Called by strand_node_run after the initial ranks ended: waits for the
- * spawned ranks, returns the highest status among them. */
+ * spawned ranks and for spawns being prepared here (world_spawn_hold),
+ * returns the highest status among the spawned ranks. From then on the
+ * node process is ending: world_spawn_hold fails. */
 int world_wait_spawned(void);
+/* The spawn service: a spawn onto this node process is under way (from
+ * its request until its ranks run, or it is called off); the process does
+ * not end meanwhile. False when the process is ending already. */
+bool world_spawn_hold(void);
+void world_spawn_unhold(void);
 
 /* Rank identities across node processes (identity.c): a member list as
  * bytes any process can resolve to its own `struct rank *`s, proxies
@@ -213,6 +220,10 @@ void identity_encode(struct rank *const *members, int n, struct bytes_out *out);
  * that should be here but is not: MPI_ERR_OTHER; out of memory). */
 int identity_decode(struct bytes_in *in, struct rank ***members, int *n);
 void identity_release(struct rank **members, int n);
+/* The identities of all ranks of the world `gid` of `size` ranks laid out
+ * in `blocks` (peer NULL: this process), appended to `out`. */
+void identity_encode_layout(uint64_t gid, int size, const struct world_block *blocks, int nblocks,
+                            struct bytes_out *out);
 /* The order of two ranks that is the same in every process. */
 int identity_compare(const struct rank *a, const struct rank *b);
 /* Initial-exec: one %fs-relative load instead of a __tls_get_addr call on

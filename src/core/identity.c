@@ -97,6 +97,25 @@ done:
     free(member_world);
 }
 
+void identity_encode_layout(uint64_t gid, int size, const struct world_block *blocks, int nblocks,
+                            struct bytes_out *out)
+{
+    /* one process entry per block (a process may come twice: harmless) */
+    bytes_put_u32(out, (uint32_t)nblocks);
+    for (int b = 0; b < nblocks; b++)
+        process_encode(out, blocks[b].peer);
+    bytes_put_u32(out, 1);
+    bytes_put_u64(out, gid);
+    bytes_put_u32(out, (uint32_t)size);
+    bytes_put_u32(out, (uint32_t)size);
+    for (int b = 0; b < nblocks; b++)
+        for (int r = blocks[b].first; r < blocks[b].first + blocks[b].count; r++) {
+            bytes_put_u32(out, 0);
+            bytes_put_u32(out, (uint32_t)r);
+            bytes_put_u32(out, (uint32_t)b);
+        }
+}
+
 struct process_entry {
     uint64_t job;
     int node, port;

@@ -18,9 +18,10 @@ static struct {
     pthread_cond_t spawned_gone;    /* signalled when `spawned_running` drops to 0 */
     uint32_t next_id;               /* of the next spawned world */
     int next_uid;
-    int spawned_running;            /* spawned rank threads not yet ended */
+    int spawned_running;            /* spawned rank threads not yet ended, + spawns being prepared */
     int spawned_status;             /* highest exit status among ended spawned ranks */
-} worlds = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0, 0, 0 };
+    bool ending;                    /* world_wait_spawned returned: no more spawns here */
+} worlds = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0, 0, 0, false };
 
 /* Every live world, by gid (read by the network progress thread for each
  * arrival to a world other than the launched one). */
@@ -327,6 +328,25 @@ int world_wait_spawned(void)
     while (worlds.spawned_running > 0)
         pthread_cond_wait(&worlds.spawned_gone, &worlds.lock);
     int status = worlds.spawned_status;
+    worlds.ending = true;
     pthread_mutex_unlock(&worlds.lock);
     return status;
+}
+
+bool world_spawn_hold(void)
+{
+    pthread_mutex_lock(&worlds.lock);
+    bool held = !worlds.ending;
+    if (held)
+        worlds.spawned_running++;
+    pthread_mutex_unlock(&worlds.lock);
+    return held;
+}
+
+void world_spawn_unhold(void)
+{
+    pthread_mutex_lock(&worlds.lock);
+    if (--worlds.spawned_running == 0)
+        pthread_cond_broadcast(&worlds.spawned_gone);
+    pthread_mutex_unlock(&worlds.lock);
 }

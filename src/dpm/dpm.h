@@ -31,8 +31,57 @@ void dpm_peer_lost(struct net_peer *peer, const char *what);
  *  DPM_CONNECT  a: port tag  b: connector's cookie  payload: its offer
  *  DPM_ACCEPT   a: connector's cookie               payload: the answer
  *  (offer and answer: u32 status, u32 context id proposal / agreed id,
- *   then the group's rank identities, src/core/identity.c) */
-enum dpm_kind { DPM_CONNECT = 1, DPM_ACCEPT };
+ *   then the group's rank identities, src/core/identity.c)
+ * The spawn service (service.c), between the spawning root's node process
+ * and each node process of its job that hosts children:
+ *  DPM_SPAWN_PREPARE   a: root's cookie   payload: the plan (service.c)
+ *  DPM_SPAWN_PREPARED  a: cookie  b: status  c: a context id proposal   payload: why it failed
+ *  DPM_SPAWN_GO        a: cookie  b: the agreed id   payload: the parents' identities
+ *  DPM_SPAWN_DONE      a: cookie  b: status           payload: why it failed
+ *  DPM_SPAWN_START     a: cookie (every host made its share: start the ranks)
+ *  DPM_SPAWN_CANCEL    a: cookie (the spawn failed elsewhere: forget it) */
+enum dpm_kind {
+    DPM_CONNECT = 1, DPM_ACCEPT,
+    DPM_SPAWN_PREPARE, DPM_SPAWN_PREPARED, DPM_SPAWN_GO, DPM_SPAWN_DONE, DPM_SPAWN_START, DPM_SPAWN_CANCEL,
+};
+
+/* ---- spawn across node processes (spawn.c, service.c) */
+
+struct dpm_root_context;
+struct dpm_outcome;
+struct node_program;
+
+/* World ranks [first, first + count), children of command `command`,
+ * run in node process `node` of this job. */
+struct spawn_block {
+    int node, first, count, command;
+};
+
+/* A new world of spawned ranks as the root decided it. */
+struct spawn_plan {
+    uint64_t gid;
+    int size;
+    int nblocks;
+    struct spawn_block *blocks;     /* in world rank order */
+    int ncommands;
+    const char **commands;          /* per command, as given */
+    const char **wdirs, **paths;    /* per command: the info keys, NULL when absent */
+    char *const **argvs;            /* per command: NULL-terminated, or NULL */
+    struct node_program **programs; /* per command: opened for this process's share, or NULL */
+};
+
+/* Finds `command` like execvp (under `wdir`, in `path_key`, $PATH, the
+ * working directory) and opens it for `nprocs` ranks with `args` (0 ranks:
+ * only finds it). 0 with *program set (NULL for 0 ranks), or -1 with why. */
+int dpm_command_open(const char *command, const char *wdir, const char *path_key, char *const *args, int nprocs,
+                     struct node_program **program, char *why, size_t len);
+/* The root, when some children run in other node processes: the spawn
+ * service's protocol; fills `o` (described, or an error). */
+void dpm_spawn_remote(const struct spawn_plan *plan, const struct strand_comm *parent,
+                      const struct dpm_root_context *ctx, struct dpm_outcome *o);
+/* service.c: the DPM_SPAWN_* frames; a node process that ended or was lost. */
+void dpm_spawn_frame(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
+void dpm_spawn_peer_lost(struct net_peer *peer, const char *what);
 
 /* port.c: DPM_CONNECT and DPM_ACCEPT frames; a lost node process. */
 void dpm_port_frame(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);

@@ -13,6 +13,14 @@ void dpm_frame_arrived(struct net_peer *from, const struct wire_frame *f, const 
     case DPM_ACCEPT:
         dpm_port_frame(from, f, payload);
         return;
+    case DPM_SPAWN_PREPARE:
+    case DPM_SPAWN_PREPARED:
+    case DPM_SPAWN_GO:
+    case DPM_SPAWN_DONE:
+    case DPM_SPAWN_START:
+    case DPM_SPAWN_CANCEL:
+        dpm_spawn_frame(from, f, payload);
+        return;
     default: {
         char line[200];
         snprintf(line, sizeof line, "Strand MPI: node %d of job %llx sent an unknown dynamic-process frame (%u); "
@@ -26,4 +34,5 @@ void dpm_frame_arrived(struct net_peer *from, const struct wire_frame *f, const 
 void dpm_peer_lost(struct net_peer *peer, const char *what)
 {
     dpm_port_peer_lost(peer, what);
+    dpm_spawn_peer_lost(peer, what);
 }

@@ -697,6 +697,11 @@ bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out
 int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, uint64_t c, void *payload,
                  size_t payload_len)
 {
+    if (atomic_load(&peer->ended)) {
+        free(payload);
+        dpm_peer_lost(peer, "it ended (its ranks all finished)");
+        return MPI_SUCCESS;
+    }
     struct net_rma f = { .type = WIRE_DPM, .flags = kind, .window = a, .b = b, .c = c };
     return ops->rma_send(peer, &f, payload, payload_len);
 }
@@ -704,6 +709,12 @@ int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, u
 void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
     dpm_frame_arrived(from, f, payload);
+}
+
+void net_peer_ended(struct net_peer *peer)
+{
+    atomic_store(&peer->ended, true);
+    dpm_peer_lost(peer, "it ended (its ranks all finished)");
 }
 
 void net_peer_lost(struct net_peer *peer, const char *what)

@@ -108,6 +108,7 @@ struct net_peer {
     /* Another job's: proxies in this process of ranks it hosts; while
      * there is one, losing it ends this job (see Failures above). */
     atomic_int users;
+    atomic_bool ended;              /* it said goodbye (net_peer_ended) */
     void *transport;                /* the module's per-peer state (set by the module) */
     struct registry_node reg;       /* key (job_id, job_node) */
 };
@@ -329,11 +330,16 @@ bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_win
 bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out);
 /* Dynamic-process frames (WIRE_DPM, wire.h): sent by any thread through
  * ops->rma_send (the module owns `payload` as there); arrivals handed to
- * src/dpm on the progress thread (payload valid until the call returns). */
+ * src/dpm on the progress thread (payload valid until the call returns).
+ * To a peer that said goodbye the frame is dropped and its waiters are
+ * told at once (dpm_peer_lost), so that nobody waits for an answer. */
 int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, uint64_t c, void *payload,
                  size_t payload_len);
 void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
 
+/* Progress thread: a peer said goodbye (its ranks all ended): whoever
+ * waits for an answer from it is told (dpm_peer_lost). */
+void net_peer_ended(struct net_peer *peer);
 /* Progress thread: a peer died, closed without goodbye, broke the
  * protocol, or cannot be reached (see Failures above). Ends the job, or,
  * for a peer of another job that nothing here uses, returns after telling

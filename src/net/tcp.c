@@ -1069,6 +1069,8 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
     case WIRE_BYE: {
         struct peer_state *ps = peer_state_of(c->peer);
         c->peer_said_bye = true;
+        if (!ps->gone)
+            net_peer_ended(c->peer);
         ps->gone = true;
         atomic_store(&ps->out_open, NULL);
         return;
