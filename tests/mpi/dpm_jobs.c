@@ -251,13 +251,14 @@ static int constructor_checks(MPI_Comm inter, int g)
     return errs;
 }
 
-static int meet(const char *role, const char *where)
+/* The two jobs meet: the accepting one's rank 0 opens the port (its
+ * name into `port`) and makes it known at `where`, the other's learns it. */
+static MPI_Comm jobs_meet(int accepting, const char *where, char *port)
 {
-    int errs = 0, rank, server = strcmp(role, "server") == 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    char port[MPI_MAX_PORT_NAME] = "";
+    int rank;
     MPI_Comm inter;
-    if (server) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (accepting) {
         if (rank == 0) {
             MPI_Open_port(MPI_INFO_NULL, port);
             port_tell(where, port);
@@ -268,6 +269,15 @@ static int meet(const char *role, const char *where)
             port_learn(where, port);
         MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
     }
+    return inter;
+}
+
+static int meet(const char *role, const char *where)
+{
+    int errs = 0, rank, server = strcmp(role, "server") == 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter = jobs_meet(server, where, port);
     int g = server ? 0 : 1, flag = 0;
     MPI_Comm_test_inter(inter, &flag);
     CHECK(&errs, flag, "accept/connect must give an intercommunicator");
@@ -398,18 +408,7 @@ static int isolation(const char *role, const char *where, const char *when)
     int errs = 0, rank, survivor = strcmp(role, "survivor") == 0, after = strcmp(when, "after") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char port[MPI_MAX_PORT_NAME] = "";
-    MPI_Comm inter;
-    if (survivor) {
-        if (rank == 0) {
-            MPI_Open_port(MPI_INFO_NULL, port);
-            port_tell(where, port);
-        }
-        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
-    } else {
-        if (rank == 0)
-            port_learn(where, port);
-        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
-    }
+    MPI_Comm inter = jobs_meet(survivor, where, port);
     int v = 5, sum = 0;
     MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
     if (after)

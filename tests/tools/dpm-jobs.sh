@@ -69,6 +69,15 @@ expect_in ns.log "^127.0.0.1:[0-9]+$" "strand-nameserver prints its address"
 expect_in names3.log "^ No Errors$" "names through strand-nameserver"
 pair named "name:dpm-jobs-$$" "--nameserver $ns -n 2 --nodes 2" "--nameserver $ns -n 3"
 STRAND_NAMESERVER=$ns pair named-env "name:dpm-jobs-$$" "-n 1" "-n 2"
+# The example pair (examples/README.md): a server for two clients.
+rm -f "$work/example.log"
+run_job ex-server.log --nameserver "$ns" -n 2 "$builddir/examples/server" 2; s=$last
+run_job ex-client1.log --nameserver "$ns" -n 3 "$builddir/examples/client"; c1=$last
+expect_job "$c1" ex-client1.log 0 "examples/client, the first"
+run_job ex-client2.log --nameserver "$ns" -n 4 --nodes 2 "$builddir/examples/client" example-squares 10; c2=$last
+expect_job "$c2" ex-client2.log 0 "examples/client, the second"
+expect_job "$s" ex-server.log 0 "examples/server"
+expect_in ex-server.log '"example-squares" is at strand-port:' "the server prints its port name"
 kill "$server"
 wait "$server" 2>/dev/null
 "$mpiexec" --nameserver "$ns" -n 1 "$prog" nonames "dpm jobs $$" >names4.log 2>&1
