@@ -562,6 +562,8 @@ static void connect_failed(struct conn *c, const char *why)
     int port = c->port;
     conn_socket_close(c);
     c->state = CONN_CONNECTING;
+    c->rpos = c->rlen = 0;          /* whatever the other program sent */
+    c->in_payload = false;
     if (!c->peer->foreign)
         net_peer_refused(c->peer);
     if (c->peer->foreign || now_seconds() > ps->give_up_at) {
@@ -1240,6 +1242,7 @@ static void conn_writable(struct conn *c)
 
 static void retry_connects(int *timeout_ms)
 {
+    check_hellos(timeout_ms);       /* first: it may schedule retries */
     double now = now_seconds();
     struct peer_state **link = &tcp.retrying;
     while (*link != NULL) {
@@ -1256,7 +1259,6 @@ static void retry_connects(int *timeout_ms)
             *timeout_ms = ms;
         link = &ps->retry_next;
     }
-    check_hellos(timeout_ms);
 }
 
 /* ---- shutdown ---- */
