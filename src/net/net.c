@@ -261,6 +261,9 @@ struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int p
     struct net_peer *p = foreign_peer_new(job_id, node, host, port);
     if (p == NULL)
         return NULL;
+    /* Indices after this job's: hier.c and span.c tell node processes
+     * apart by them (one lost to a racing registration is never reused). */
+    p->node = (active ? job.nnodes : 1) + atomic_fetch_add(&next_peer_index, 1);
     registry_read_lock();
     struct registry_node *in = registry_add(&foreign_peers, &p->reg);
     registry_read_unlock();
@@ -269,8 +272,6 @@ struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int p
         free(p);
         return in != NULL ? caa_container_of(in, struct net_peer, reg) : NULL;
     }
-    /* Indices after this job's: hier.c and span.c tell node processes apart by them. */
-    p->node = (active ? job.nnodes : 1) + atomic_fetch_add(&next_peer_index, 1);
     return p;
 }
 
