@@ -49,21 +49,17 @@ static inline void bytes_put(struct bytes_out *o, const void *p, size_t n)
     o->len += n;
 }
 
-static inline void bytes_put_u64(struct bytes_out *o, uint64_t v)
+/* The n low bytes of v, least significant first. */
+static inline void bytes_put_le(struct bytes_out *o, uint64_t v, int n)
 {
     unsigned char b[8];
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < n; i++)
         b[i] = (unsigned char)(v >> (8 * i));
-    bytes_put(o, b, 8);
+    bytes_put(o, b, (size_t)n);
 }
 
-static inline void bytes_put_u32(struct bytes_out *o, uint32_t v)
-{
-    unsigned char b[4];
-    for (int i = 0; i < 4; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    bytes_put(o, b, 4);
-}
+static inline void bytes_put_u64(struct bytes_out *o, uint64_t v) { bytes_put_le(o, v, 8); }
+static inline void bytes_put_u32(struct bytes_out *o, uint32_t v) { bytes_put_le(o, v, 4); }
 
 /* A string of at most 65535 bytes: its length, then its bytes. */
 static inline void bytes_put_str(struct bytes_out *o, const char *s)
@@ -73,8 +69,7 @@ static inline void bytes_put_str(struct bytes_out *o, const char *s)
         o->failed = true;
         return;
     }
-    unsigned char b[2] = { (unsigned char)n, (unsigned char)(n >> 8) };
-    bytes_put(o, b, 2);
+    bytes_put_le(o, n, 2);
     bytes_put(o, s, n);
 }
 
@@ -91,31 +86,32 @@ static inline const unsigned char *bytes_take(struct bytes_in *in, size_t n)
     return p;
 }
 
-static inline uint64_t bytes_get_u64(struct bytes_in *in)
+/* n bytes, least significant first (0 when the input is short). */
+static inline uint64_t bytes_get_le(struct bytes_in *in, int n)
 {
-    const unsigned char *p = bytes_take(in, 8);
+    const unsigned char *p = bytes_take(in, (size_t)n);
     uint64_t v = 0;
-    for (int i = 7; p != NULL && i >= 0; i--)
+    for (int i = n - 1; p != NULL && i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
 }
 
-static inline uint32_t bytes_get_u32(struct bytes_in *in)
+static inline uint64_t bytes_get_u64(struct bytes_in *in) { return bytes_get_le(in, 8); }
+static inline uint32_t bytes_get_u32(struct bytes_in *in) { return (uint32_t)bytes_get_le(in, 4); }
+
+/* The bytes of a string put by bytes_put_str, *n of them (NULL when bad). */
+static inline const unsigned char *bytes_take_str(struct bytes_in *in, size_t *n)
 {
-    const unsigned char *p = bytes_take(in, 4);
-    uint32_t v = 0;
-    for (int i = 3; p != NULL && i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    *n = (size_t)bytes_get_le(in, 2);
+    return bytes_take(in, *n);
 }
 
 /* A string put by bytes_put_str, copied into out[cap] (NUL-terminated);
  * too long for `cap` makes the input bad. */
 static inline void bytes_get_str(struct bytes_in *in, char *out, size_t cap)
 {
-    const unsigned char *p = bytes_take(in, 2);
-    size_t n = p != NULL ? (size_t)(p[0] | (p[1] << 8)) : 0;
-    const unsigned char *s = bytes_take(in, n);
+    size_t n;
+    const unsigned char *s = bytes_take_str(in, &n);
     if (s == NULL || n >= cap) {
         in->bad = true;
         if (cap > 0)
@@ -130,9 +126,8 @@ static inline void bytes_get_str(struct bytes_in *in, char *out, size_t cap)
  * out of memory, which also makes the input bad). */
 static inline char *bytes_get_strdup(struct bytes_in *in)
 {
-    const unsigned char *p = bytes_take(in, 2);
-    size_t n = p != NULL ? (size_t)(p[0] | (p[1] << 8)) : 0;
-    const unsigned char *s = bytes_take(in, n);
+    size_t n;
+    const unsigned char *s = bytes_take_str(in, &n);
     char *out = s != NULL ? malloc(n + 1) : NULL;
     if (out == NULL) {
         in->bad = true;
