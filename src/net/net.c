@@ -318,6 +318,77 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
     return p;
 }
 
+/* ---- peers of other jobs lost while still reached (progress thread) ----
+ *
+ * MPI_Comm_disconnect ends when every member has reached its barrier, so
+ * the other job may return from it, go on and end (or abort) while the
+ * ranks here are still between that barrier and the release of the
+ * proxies. A peer of another job lost while some proxy reaches it is
+ * therefore given LOST_PEER_GRACE_S seconds for the proxies to go before
+ * the loss ends this job; the progress thread checks every
+ * LOST_PEER_CHECK_MS meanwhile. A program still using the communicator
+ * (a receive from the lost job) ends after that grace, with the same
+ * message. */
+enum { LOST_PEER_CHECK_MS = 20, LOST_PEERS_MAX = 64 };
+static const double LOST_PEER_GRACE_S = 3.0;
+
+static struct lost_peer {
+    struct net_peer *peer;
+    double deadline;
+    char what[160];
+} lost_peers[LOST_PEERS_MAX];
+static int nlost_peers;
+
+static double monotonic_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static _Noreturn void foreign_peer_loss_ends_job(const struct net_peer *peer, const char *what)
+{
+    char line[512];
+    snprintf(line, sizeof line,
+             "Strand MPI: lost node %d of job %" PRIx64 " (%s:%d), which a communicator here still "
+             "reaches: %s; ending the job\n",
+             peer->job_node, peer->job_id, peer->host, peer->port, what);
+    strand_job_abort(1, line);
+}
+
+/* Lost while reached: wait for the proxies to go (the first loss counts). */
+static void foreign_peer_lost_reached(struct net_peer *peer, const char *what)
+{
+    for (int i = 0; i < nlost_peers; i++)
+        if (lost_peers[i].peer == peer)
+            return;
+    if (nlost_peers == LOST_PEERS_MAX)
+        foreign_peer_loss_ends_job(peer, what);
+    struct lost_peer *l = &lost_peers[nlost_peers++];
+    l->peer = peer;
+    l->deadline = monotonic_seconds() + LOST_PEER_GRACE_S;
+    snprintf(l->what, sizeof l->what, "%s", what);
+}
+
+/* Forgets the lost peers nothing reaches any more; ends the job for one
+ * still reached past its grace. Returns the progress timeout: the next
+ * check while some remain, else none (-1). */
+static int lost_peers_check(void)
+{
+    double now = monotonic_seconds();
+    for (int i = 0; i < nlost_peers;) {
+        struct lost_peer *l = &lost_peers[i];
+        if (atomic_load(&l->peer->users) == 0) {
+            *l = lost_peers[--nlost_peers];
+            continue;
+        }
+        if (now >= l->deadline)
+            foreign_peer_loss_ends_job(l->peer, l->what);
+        i++;
+    }
+    return nlost_peers > 0 ? LOST_PEER_CHECK_MS : -1;
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -325,7 +396,7 @@ static void *progress_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    while (ops->progress(-1))
+    while (ops->progress(lost_peers_check()))
         ;
     return NULL;
 }
@@ -722,15 +793,12 @@ void net_peer_lost(struct net_peer *peer, const char *what)
 {
     char line[512];
     if (peer->foreign) {
-        if (atomic_load(&peer->users) == 0) {
-            dpm_peer_lost(peer, what);
-            return;
-        }
-        snprintf(line, sizeof line,
-                 "Strand MPI: lost node %d of job %" PRIx64 " (%s:%d), which a communicator here still "
-                 "reaches: %s; ending the job\n",
-                 peer->job_node, peer->job_id, peer->host, peer->port, what);
-        strand_job_abort(1, line);
+        /* Nothing waiting for it can succeed now; whether the job ends
+         * too is decided once the disconnects under way had their time. */
+        dpm_peer_lost(peer, what);
+        if (atomic_load(&peer->users) != 0)
+            foreign_peer_lost_reached(peer, what);
+        return;
     }
     /* The launcher sees the death too and ends every node process; give it
      * a moment so that the user reads its one message rather than ours. */

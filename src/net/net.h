@@ -72,10 +72,12 @@
  * (the launcher learns of the death too and ends every node process); so
  * does one of another job while a communicator of this process still
  * reaches its ranks (before MPI_Comm_disconnect the jobs are one failure
- * domain). A node process of another job that no communicator reaches any
- * more (after MPI_Comm_disconnect) or that could never be reached is only
- * forgotten: what was queued for it is dropped, waiters are told
- * (dpm_peer_lost). A message to a node process that already ended cleanly
+ * domain), once it still does a grace of 3 s later (the other job may
+ * have left MPI_Comm_disconnect while the ranks here are still releasing
+ * the communicator). A node process of another job that no communicator
+ * reaches any more (after MPI_Comm_disconnect) or that could never be
+ * reached is only forgotten: what was queued for it is dropped, waiters
+ * are told (dpm_peer_lost). A message to a node process that already ended cleanly
  * can never be received and is dropped (the program is erroneous:
  * MPI_Finalize does not wait for it). */
 #ifndef STRAND_NET_NET_H
@@ -341,10 +343,11 @@ void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const un
  * waits for an answer from it is told (dpm_peer_lost). */
 void net_peer_ended(struct net_peer *peer);
 /* Progress thread: a peer died, closed without goodbye, broke the
- * protocol, or cannot be reached (see Failures above). Ends the job, or,
- * for a peer of another job that nothing here uses, returns after telling
- * the waiters (dpm_peer_lost): the module then drops what it queued for
- * the peer and starts afresh on its next message. */
+ * protocol, or cannot be reached (see Failures above). Ends the job for a
+ * peer of this job; for a peer of another job returns after telling the
+ * waiters (dpm_peer_lost), and the job ends later if a communicator here
+ * still reaches the peer after the grace: the module then drops what it
+ * queued for the peer and starts afresh on its next message. */
 void net_peer_lost(struct net_peer *peer, const char *what);
 
 #endif
