@@ -5,8 +5,8 @@
 # sizes and node-process counts (64 ranks in one job); connects to bogus,
 # closed, refused and silent ports fail with MPI_ERR_PORT within their
 # bound; MPI_Comm_join between two processes; a job that aborts after
-# MPI_Comm_disconnect does not take the other down. No process is left
-# after any of them.
+# MPI_Comm_disconnect does not take the other down; MPI_UNIVERSE_SIZE from
+# the host list's slots. No process is left after any of them.
 . "$(dirname "$0")/lib.sh"
 
 prog="$builddir/tests/mpi/dpm_jobs"
@@ -145,5 +145,19 @@ isolation() { # WHEN SURVIVOR_STATUS ABORTER_STATUS MESSAGE
 isolation after 0 3 ""
 isolation before 1 3 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
 isolation killed 1 137 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
+
+# MPI_UNIVERSE_SIZE from the slots of the host list (-hosts H:N, a host
+# file's "H slots=N" and "H:N"; -usize wins; never below the job's size).
+layout="$builddir/tests/mpi/net_layout"
+universe() { # WHAT NODES UNIVERSE MPIEXEC-ARGS...
+    local what=$1 nodes=$2 want=$3; shift 3
+    "$mpiexec" "$@" "$layout" "$nodes" "$want" >universe.log 2>&1
+    expect_in universe.log "^ No Errors$" "MPI_UNIVERSE_SIZE $want from $what"
+}
+universe "-hosts H:5,H:7" 2 12 -hosts 127.0.0.1:5,127.0.0.1:7 -n 2
+printf '127.0.0.1 slots=9\n127.0.0.1:3\n' >hostfile
+universe "a host file" 2 12 -hostfile hostfile -n 4
+universe "-usize over the slots" 2 20 -usize 20 -hosts 127.0.0.1:5,127.0.0.1:7 -n 2
+universe "slots below the job's size" 2 4 -hosts 127.0.0.1:1,127.0.0.1:1 -n 4
 
 finish
