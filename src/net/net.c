@@ -375,6 +375,8 @@ static void foreign_peer_lost_reached(struct net_peer *peer, const char *what)
  * check while some remain, else none (-1). */
 static int lost_peers_check(void)
 {
+    if (STRAND_LIKELY(nlost_peers == 0))
+        return -1;
     double now = monotonic_seconds();
     for (int i = 0; i < nlost_peers;) {
         struct lost_peer *l = &lost_peers[i];
