@@ -20,11 +20,15 @@
 
 /* ---- window ids ---- */
 
+/* Unique in every process that may host a core of the window, whichever
+ * job the members come from (windows of communicators joining jobs): the
+ * creating process's job id and node index, mixed, plus a counter. */
 uint64_t rma_window_id_new(void)
 {
     static atomic_uint_fast64_t next;
-    uint64_t node = net_active() ? (uint64_t)net_job()->node : 0;
-    return (node << 40) | (atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1);
+    uint64_t x = net_self_job_id() ^ ((uint64_t)net_self_node() * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
+    return (x & ~0xffffffull) | ((atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1) & 0xffffff);
 }
 
 /* ---- accumulate operations and element types on the wire ---- */
