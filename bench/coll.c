@@ -206,13 +206,41 @@ static int coll_selected(const char *ops, const char *name)
     return ops == NULL;
 }
 
+struct coll_options {
+    const char *ops;            /* --ops */
+    const char *alltoall_sizes; /* --alltoall-sizes */
+};
+
 static int coll_parse(void *arg, int argc, char **argv, int *i)
 {
-    const char **ops = arg;
-    if (strcmp(argv[*i], "--ops") || *i + 1 >= argc)
+    struct coll_options *co = arg;
+    if (*i + 1 >= argc)
         return 0;
-    *ops = argv[++*i];
+    if (!strcmp(argv[*i], "--ops"))
+        co->ops = argv[++*i];
+    else if (!strcmp(argv[*i], "--alltoall-sizes"))
+        co->alltoall_sizes = argv[++*i];
+    else
+        return 0;
     return 1;
+}
+
+/* "64,1K,16K" -> sizes (at most max); returns how many. */
+static int coll_sizes(const char *list, long *sizes, int max)
+{
+    int n = 0;
+    for (const char *p = list; p != NULL && *p != '\0' && n < max;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (*end == 'K' || *end == 'k')
+            v *= BENCH_KIB, end++;
+        else if (*end == 'M' || *end == 'm')
+            v *= BENCH_MIB, end++;
+        if (v > 0)
+            sizes[n++] = v;
+        p = *end == ',' ? end + 1 : NULL;
+    }
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -230,7 +258,7 @@ int main(int argc, char **argv)
     };
     const int nops = (int)(sizeof ops / sizeof ops[0]);
     MPI_Comm comm = MPI_COMM_WORLD;
-    const char *selected = NULL;
+    struct coll_options co = { NULL, NULL };
     bench_opts opts;
     coll_ctx ctx;
     size_t buf_bytes;
@@ -239,8 +267,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     status = bench_parse_args(comm, argc, argv, &opts,
                               "  --ops LIST      comma-separated subset of"
-                              " barrier,bcast,allreduce,alltoall,gather\n",
-                              coll_parse, &selected);
+                              " barrier,bcast,allreduce,alltoall,gather\n"
+                              "  --alltoall-sizes LIST  alltoall block sizes instead"
+                              " of 1K, e.g. 64,4K,16K\n",
+                              coll_parse, &co);
     if (status != 0) {
         MPI_Finalize();
         return status < 0 ? 1 : 0;
@@ -251,15 +281,30 @@ int main(int argc, char **argv)
     ctx.comm = comm;
     ctx.rank = bench_rank(comm);
     ctx.nprocs = bench_nprocs(comm);
-    /* largest need: 1 MiB (bcast, allreduce) or nprocs KiB (alltoall) */
-    buf_bytes = (size_t)ctx.nprocs * BENCH_KIB;
+    long a2a[16] = { BENCH_KIB };
+    int na2a = co.alltoall_sizes != NULL ? coll_sizes(co.alltoall_sizes, a2a, 16) : 1;
+    long a2a_max = 0;
+    for (int k = 0; k < na2a; k++)
+        a2a_max = a2a[k] > a2a_max ? a2a[k] : a2a_max;
+    /* largest need: 1 MiB (bcast, allreduce) or nprocs blocks (alltoall) */
+    buf_bytes = (size_t)ctx.nprocs * (size_t)a2a_max;
     if (buf_bytes < (size_t)BENCH_MIB)
         buf_bytes = (size_t)BENCH_MIB;
     ctx.send_buf = bench_malloc(comm, buf_bytes);
     ctx.recv_buf = bench_malloc(comm, buf_bytes);
-    for (int i = 0; i < nops; i++)
-        if (coll_selected(selected, ops[i].name))
+    for (int i = 0; i < nops; i++) {
+        if (!coll_selected(co.ops, ops[i].name))
+            continue;
+        if (ops[i].kernel != alltoall_kernel) {
             coll_run(&ctx, &ops[i], &opts);
+            continue;
+        }
+        for (int k = 0; k < na2a; k++) {
+            coll_op sized = ops[i];
+            sized.bytes = a2a[k];
+            coll_run(&ctx, &sized, &opts);
+        }
+    }
     free(ctx.send_buf);
     free(ctx.recv_buf);
     MPI_Finalize();

@@ -5,13 +5,32 @@
  * memory each spawned rank adds (VmRSS while 256 children wait).
  *
  *   mpiexec -n 1 ./spawn [--counts 1,16,256] [--reps 5] [--connects 200] [--rss-count 256]
+ *                        [--info KEY=VALUE]
+ *   mpiexec -n 2 --nodes 2 ./spawn --info nodes=1 --rss-count 0    (Strand: onto node process 1)
  *
  * Output: "spawn N us" (median of reps), "connect_accept 1 us" (mean),
- * "spawn_rss_per_rank 256 KiB". The program is its own child. */
+ * "spawn_rss_per_rank 256 KiB". The program is its own child. --info puts
+ * a key into the spawns' info (Strand: --info nodes=1 in a job of two node
+ * processes spawns onto the other one; the output then says
+ * "spawn_remote").
+ *
+ * Two jobs started by separate commands, meeting through the name
+ * service (Strand: strand-nameserver and mpiexec --nameserver; Open MPI:
+ * ompi-server and mpirun --ompi-server):
+ *
+ *   mpiexec -n 1 ./spawn --jobs server SERVICE [--connects 200]
+ *   mpiexec -n 1 ./spawn --jobs client SERVICE [--connects 200]
+ *
+ * The server publishes a port and accepts, the client looks it up and
+ * connects; output (client): "connect_accept_jobs 1 us", the mean time of
+ * a connect + disconnect pair, and "pingpong_jobs 8 us", the one-way
+ * latency of an 8-byte message over the connected intercommunicator. */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static long rss_kib(void)
 {
@@ -48,18 +67,84 @@ static int child(MPI_Comm parent, int argc, char **argv)
     return 0;
 }
 
-static double spawn_once(char *self, int n, long *rss_alive)
+static double spawn_once(char *self, int n, MPI_Info info, long *rss_alive)
 {
     char *args[] = { "wait", NULL };
     MPI_Comm kids;
     double t0 = MPI_Wtime();
-    MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, 0, MPI_COMM_SELF, &kids, MPI_ERRCODES_IGNORE);
+    MPI_Comm_spawn(self, args, n, info, 0, MPI_COMM_SELF, &kids, MPI_ERRCODES_IGNORE);
     MPI_Barrier(kids);
     if (rss_alive != NULL)
         *rss_alive = rss_kib();     /* children loaded, waiting in the second barrier */
     MPI_Barrier(kids);
     MPI_Comm_disconnect(&kids);
     return MPI_Wtime() - t0;
+}
+
+enum { PINGPONG_ROUNDS = 2000 };
+
+/* One round trip of 8 bytes: the client sends first. */
+static void bounce(MPI_Comm c, int server, long long *v)
+{
+    if (server) {
+        MPI_Recv(v, 1, MPI_LONG_LONG, 0, 1, c, MPI_STATUS_IGNORE);
+        MPI_Send(v, 1, MPI_LONG_LONG, 0, 1, c);
+    } else {
+        MPI_Send(v, 1, MPI_LONG_LONG, 0, 1, c);
+        MPI_Recv(v, 1, MPI_LONG_LONG, 0, 1, c, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Two separately started jobs: see the header. */
+static int jobs(const char *role, char *service, int connects)
+{
+    char port[MPI_MAX_PORT_NAME];
+    int server = strcmp(role, "server") == 0;
+    long long v = 0;
+    if (server) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Publish_name(service, MPI_INFO_NULL, port);
+    } else {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        while (MPI_Lookup_name(service, MPI_INFO_NULL, port) != MPI_SUCCESS) {
+            struct timespec ts = { 0, 50000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    double t0 = 0;
+    for (int i = 0; i <= connects; i++) {       /* the first one warms up */
+        MPI_Comm c;
+        if (i == 1)
+            t0 = MPI_Wtime();
+        if (server)
+            MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &c);
+        else
+            MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &c);
+        if (i < connects) {
+            MPI_Comm_disconnect(&c);
+            continue;
+        }
+        double per_connect = (MPI_Wtime() - t0) / connects;
+        /* the last connection stays for the ping-pong */
+        for (int r = 0; r < 10; r++)
+            bounce(c, server, &v);
+        double p0 = MPI_Wtime();
+        for (int r = 0; r < PINGPONG_ROUNDS; r++)
+            bounce(c, server, &v);
+        double one_way = (MPI_Wtime() - p0) / PINGPONG_ROUNDS / 2;
+        MPI_Comm_disconnect(&c);
+        if (!server) {
+            printf("# two jobs of separate commands meeting through the name service\n");
+            printf("connect_accept_jobs 1 %.1f us\n", per_connect * 1e6);
+            printf("pingpong_jobs 8 %.2f us\n", one_way * 1e6);
+        }
+    }
+    if (server) {
+        MPI_Unpublish_name(service, MPI_INFO_NULL, port);
+        MPI_Close_port(port);
+    }
+    MPI_Finalize();
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -74,8 +159,21 @@ int main(int argc, char **argv)
     }
     char counts_text[256] = "1,16,256";
     int reps = 5, connects = 200, rss_count = 256;
+    MPI_Info info = MPI_INFO_NULL;
+    const char *role = NULL;
+    char *service = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--counts") == 0)
+        if (strcmp(argv[i], "--jobs") == 0 && i + 2 < argc) {
+            role = argv[i + 1];
+            service = argv[i + 2];
+            i++;
+        } else if (strcmp(argv[i], "--info") == 0 && strchr(argv[i + 1], '=') != NULL) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(strchr(argv[i + 1], '=') - argv[i + 1]), argv[i + 1]);
+            if (info == MPI_INFO_NULL)
+                MPI_Info_create(&info);
+            MPI_Info_set(info, key, strchr(argv[i + 1], '=') + 1);
+        } else if (strcmp(argv[i], "--counts") == 0)
             snprintf(counts_text, sizeof counts_text, "%s", argv[i + 1]);
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[i + 1]);
@@ -86,6 +184,18 @@ int main(int argc, char **argv)
     }
     if (reps < 1 || reps > 100)
         reps = 5;
+    if (role != NULL)
+        return jobs(role, service, connects);
+    /* Only rank 0 measures; the others keep their node processes (hosts
+     * of --info nodes=... spawns) alive until it is done. */
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+        return 0;
+    }
+    const char *label = info != MPI_INFO_NULL ? "spawn_remote" : "spawn";
     printf("# MPI_Comm_spawn of N children from MPI_COMM_SELF, until a barrier with them, + disconnect; median of %d\n",
            reps);
     double times[100];
@@ -93,11 +203,11 @@ int main(int argc, char **argv)
         int n = atoi(tok);
         if (n < 1)
             continue;
-        spawn_once(argv[0], n, NULL); /* warm-up: page cache, allocator */
+        spawn_once(argv[0], n, info, NULL); /* warm-up: page cache, allocator */
         for (int r = 0; r < reps; r++)
-            times[r] = spawn_once(argv[0], n, NULL);
+            times[r] = spawn_once(argv[0], n, info, NULL);
         qsort(times, (size_t)reps, sizeof times[0], cmp_double);
-        printf("spawn %d %.1f us\n", n, times[reps / 2] * 1e6);
+        printf("%s %d %.1f us\n", label, n, times[reps / 2] * 1e6);
         fflush(stdout);
     }
     /* connect/accept: one spawned child connects `connects` times */
@@ -123,10 +233,11 @@ int main(int argc, char **argv)
      * (meaningful only where children are threads of this process) */
     if (rss_count > 0) {
         long before = rss_kib(), alive = 0;
-        spawn_once(argv[0], rss_count, &alive);
+        spawn_once(argv[0], rss_count, MPI_INFO_NULL, &alive);
         printf("# VmRSS %ld KiB idle, %ld KiB with %d spawned ranks alive\n", before, alive, rss_count);
         printf("spawn_rss_per_rank %d %.1f KiB\n", rss_count, (double)(alive - before) / rss_count);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }

@@ -15,7 +15,7 @@
 
 #include "kvs.h"
 
-enum { LINE_MAX_BYTES = 512 };
+enum { LINE_MAX_BYTES = KVS_LINE_MAX };
 
 struct client {
     int fd;
@@ -32,6 +32,7 @@ struct node_report {
 
 static struct {
     int listen_fd, nnodes;
+    bool names_only;        /* the standalone name server: any job, name verbs only */
     char job_id[64];
     struct client *clients;
     int nclients;
@@ -47,6 +48,18 @@ static const char *lookup(const char *key)
         if (strcmp(kvs.keys[i], key) == 0)
             return kvs.values[i];
     return NULL;
+}
+
+static void forget(const char *key)
+{
+    for (int i = 0; i < kvs.nkeys; i++)
+        if (strcmp(kvs.keys[i], key) == 0) {
+            free(kvs.keys[i]);
+            free(kvs.values[i]);
+            kvs.keys[i] = kvs.keys[--kvs.nkeys];
+            kvs.values[i] = kvs.values[kvs.nkeys];
+            return;
+        }
 }
 
 static void store(const char *key, const char *value)
@@ -75,6 +88,40 @@ static enum node_end end_kind(const char *word)
     return NODE_END_UNKNOWN;
 }
 
+/* The name verbs: services live in the store under "name:" + their
+ * (encoded) name. NULL for another verb. */
+static const char *answer_names(const char *verb, const char *service, const char *port, char *out, size_t out_len)
+{
+    char key[LINE_MAX_BYTES + 8];
+    if (service == NULL)
+        return NULL;
+    snprintf(key, sizeof key, "name:%s", service);
+    const char *published = lookup(key);
+    if (strcmp(verb, "lookup") == 0) {
+        if (published == NULL)
+            return "none";
+        snprintf(out, out_len, "value %s", published);
+        return out;
+    }
+    if (port == NULL)
+        return NULL;
+    if (strcmp(verb, "publish") == 0) {
+        if (published != NULL)
+            return "taken";
+        store(key, port);
+        return "ok";
+    }
+    if (strcmp(verb, "unpublish") == 0) {
+        if (published == NULL)
+            return "unknown";
+        if (strcmp(published, port) != 0)
+            return "other";
+        forget(key);
+        return "ok";
+    }
+    return NULL;
+}
+
 /* Handles one request; returns the answer, or NULL to drop the client. */
 static const char *answer(struct client *c, char *line, char *out, size_t out_len)
 {
@@ -84,12 +131,15 @@ static const char *answer(struct client *c, char *line, char *out, size_t out_le
         return NULL;
     if (c->node < 0) {
         long node = b != NULL ? strtol(b, NULL, 10) : -1;
-        if (strcmp(verb, "hello") != 0 || a == NULL || strcmp(a, kvs.job_id) != 0 || node < 0 ||
-            node >= kvs.nnodes)
+        if (strcmp(verb, "hello") != 0 || a == NULL || node < 0 ||
+            (!kvs.names_only && (strcmp(a, kvs.job_id) != 0 || node >= kvs.nnodes)))
             return NULL;
         c->node = (int)node;
         return "ok";
     }
+    const char *named = answer_names(verb, a, b, out, out_len);
+    if (named != NULL || kvs.names_only)
+        return named;
     if (strcmp(verb, "put") == 0 && a != NULL && b != NULL) {
         store(a, b);
         return "ok";
@@ -192,18 +242,17 @@ static void *serve_main(void *arg)
     return NULL;
 }
 
-int kvs_start(int nnodes, const char *job_id, bool remote_nodes, char *why, size_t why_len)
+static int serve_start(bool any_address, int port, char *why, size_t why_len)
 {
-    kvs.nnodes = nnodes;
-    snprintf(kvs.job_id, sizeof kvs.job_id, "%s", job_id);
-    kvs.reports = calloc((size_t)nnodes, sizeof *kvs.reports);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET,
-                             .sin_addr.s_addr = htonl(remote_nodes ? INADDR_ANY : INADDR_LOOPBACK) };
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(any_address ? INADDR_ANY : INADDR_LOOPBACK) };
     socklen_t len = sizeof a;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        snprintf(why, why_len, "cannot open the job's key-value store: %s", strerror(errno));
+        snprintf(why, why_len, "cannot listen on port %d: %s", port, strerror(errno));
         return -1;
     }
     kvs.listen_fd = fd;
@@ -215,6 +264,22 @@ int kvs_start(int nnodes, const char *job_id, bool remote_nodes, char *why, size
     }
     pthread_detach(thread);
     return ntohs(a.sin_port);
+}
+
+int kvs_start(int nnodes, const char *job_id, bool remote_nodes, char *why, size_t why_len)
+{
+    kvs.nnodes = nnodes;
+    snprintf(kvs.job_id, sizeof kvs.job_id, "%s", job_id);
+    kvs.reports = calloc((size_t)nnodes, sizeof *kvs.reports);
+    /* Remote nodes, and jobs that find this one by its name service, may
+     * be on other hosts only with remote_nodes. */
+    return serve_start(remote_nodes, 0, why, why_len);
+}
+
+int kvs_start_names(int port, bool local, char *why, size_t why_len)
+{
+    kvs.names_only = true;
+    return serve_start(!local, port, why, why_len);
 }
 
 bool kvs_agent_started(int node)

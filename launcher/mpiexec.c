@@ -78,12 +78,18 @@ static const char usage_text[] =
     "  --stack-size BYTES   stack size of each rank thread (default: ulimit -s);\n"
     "                       a k, m or g suffix multiplies by 1024, 1024^2, 1024^3\n"
     "  -usize N             MPI_UNIVERSE_SIZE (ranks the job may grow to)\n"
+    "  --nameserver HOST:PORT  publish and look up service names (MPI_Publish_name)\n"
+    "                       at this strand-nameserver instead of mpiexec's own\n"
+    "                       name service, so that separately started jobs meet\n"
+    "                       (also STRAND_NAMESERVER)\n"
     "\n"
     "Several node processes (ranks spread over them in blocks):\n"
     "  --nodes K            K node processes (default: one per host given)\n"
     "  -hosts H1,H2,...     hosts of the node processes, in order (repeated when\n"
-    "                       there are more node processes than hosts)\n"
-    "  -hostfile FILE, -f FILE  the hosts, one a line ('#' comments)\n"
+    "                       there are more node processes than hosts); H:N\n"
+    "                       gives host H N slots: MPI_UNIVERSE_SIZE is the sum\n"
+    "  -hostfile FILE, -f FILE  the hosts, one a line ('#' comments; \"H:N\" or\n"
+    "                       \"H slots=N\" for slots)\n"
     "  -ppn P               P ranks per node process\n"
     "  --launcher fork|ssh  how node processes start: fork (this machine only) or\n"
     "                       ssh; default: fork for this machine's names and\n"
@@ -208,13 +214,22 @@ static const char *hosts_from_file(const char *path)
     while (fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "#\r\n")] = '\0';
         char *host = line + strspn(line, " \t");
-        host[strcspn(host, " \t:")] = '\0';
+        /* "host", "host:N" or "host slots=N": N slots (MPI_UNIVERSE_SIZE) */
+        char *rest = host + strcspn(host, " \t:");
+        long slots = 0;
+        if (*rest == ':')
+            slots = strtol(rest + 1, NULL, 10);
+        else if (strstr(rest, "slots=") != NULL)
+            slots = strtol(strstr(rest, "slots=") + 6, NULL, 10);
+        *rest = '\0';
         if (*host == '\0')
             continue;
-        size_t n = strlen(host);
+        size_t n = strlen(host) + 24;
         while (len + n + 2 > cap)
             list = realloc(list, cap *= 2);
         len += (size_t)sprintf(list + len, "%s%s", len > 0 ? "," : "", host);
+        if (slots > 0)
+            len += (size_t)sprintf(list + len, ":%ld", slots);
     }
     fclose(f);
     if (len == 0) {
@@ -306,6 +321,11 @@ static void parse_options(int argc, char **argv, struct options *o)
             static char text[24];
             snprintf(text, sizeof text, "%ld", parse_count(name, option_value(argv, &i, name)));
             o->universe_size = text;
+        } else if (is_option(a, "--nameserver")) {
+            const char *server = option_value(argv, &i, "--nameserver");
+            if (server == NULL || strchr(server, ':') == NULL)
+                usage_error("%s needs HOST:PORT (what strand-nameserver printed)", "--nameserver");
+            setenv("STRAND_NAMESERVER", server, 1);
         } else if (is_option(a, "--nodes")) {
             o->nnodes = parse_count("--nodes", option_value(argv, &i, "--nodes"));
         } else if (is_option(a, "-ppn") || is_option(a, "--ppn")) {
@@ -674,12 +694,30 @@ static int plan_nodes(const struct options *o, struct node_plan *p)
 {
     int nhosts = 0;
     char **hosts = NULL;
+    long slots = 0;
+    bool slots_given = false;
     if (o->hosts != NULL) {
         char *copy = strdup(o->hosts), *save = NULL;
         for (char *h = strtok_r(copy, ",", &save); h != NULL; h = strtok_r(NULL, ",", &save)) {
+            /* "host:N": N slots of the host (MPI_UNIVERSE_SIZE) */
+            char *colon = strrchr(h, ':');
+            long n = colon != NULL && colon[1] != '\0' && strspn(colon + 1, "0123456789") == strlen(colon + 1)
+                         ? strtol(colon + 1, NULL, 10) : -1;
+            if (n >= 0) {
+                *colon = '\0';
+                slots += n;
+                slots_given = true;
+            }
             hosts = realloc(hosts, (size_t)(nhosts + 1) * sizeof *hosts);
             hosts[nhosts++] = h;
         }
+    }
+    /* MPI_UNIVERSE_SIZE from the slots of the host list, when it gives
+     * any and neither -usize nor STRAND_UNIVERSE_SIZE did. */
+    if (slots_given && getenv("STRAND_UNIVERSE_SIZE") == NULL) {
+        char text[24];
+        snprintf(text, sizeof text, "%ld", slots > o->nranks ? slots : o->nranks);
+        setenv("STRAND_UNIVERSE_SIZE", text, 1);
     }
     bool ssh_all = o->launcher != NULL && strcmp(o->launcher, "ssh") == 0;
     bool fork_all = o->launcher != NULL && strcmp(o->launcher, "fork") == 0;
@@ -765,6 +803,18 @@ static void set_node_environment(const struct node_plan *p, int node)
     setenv("STRAND_KV_ADDR", text, 1);
 }
 
+/* A job id no other job on these hosts has: names the job's node
+ * processes (their HELLOs), its store, its launched world. */
+static void set_job_id(void)
+{
+    char id[32];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
+                                       ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
+    setenv("STRAND_JOB_ID", id, 1);
+}
+
 static void set_job_environment(const struct node_plan *p)
 {
     size_t len = 1;
@@ -779,12 +829,8 @@ static void set_job_environment(const struct node_plan *p)
     }
     setenv("STRAND_NET_HOSTS", list, 1);
     free(list);
+    set_job_id();
     char id[32];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(id, sizeof id, "%llx", (unsigned long long)ts.tv_nsec * 6364136223846793005ull ^
-                                       ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_sec);
-    setenv("STRAND_JOB_ID", id, 1);
     snprintf(id, sizeof id, "%ld", (long)getpid());
     setenv("STRAND_LAUNCHER_PID", id, 1);
     on_signal(SIGUSR1, note_abort);
@@ -1061,6 +1107,22 @@ static int run_nodes(struct node_plan *p, char **argv)
     return result;
 }
 
+/* A job of one node process gets a store too: the name service of the
+ * job and of the jobs it spawns (kvs.h). */
+static int run_single(char **argv)
+{
+    char why[256], addr[64];
+    set_job_id();
+    int port = kvs_start(1, getenv("STRAND_JOB_ID"), false, why, sizeof why);
+    if (port < 0) {
+        fprintf(stderr, "mpiexec: %s\n", why);
+        return 1;
+    }
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    setenv("STRAND_KV_ADDR", addr, 1);
+    return run_program(argv);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--node-agent") == 0)
@@ -1073,6 +1135,6 @@ int main(int argc, char **argv)
             return 1;
     struct node_plan plan;
     if (!plan_nodes(&o, &plan))
-        return run_program(o.program_argv);
+        return run_single(o.program_argv);
     return run_nodes(&plan, o.program_argv);
 }

@@ -46,6 +46,16 @@ int PMPI_Barrier(MPI_Comm comm)
 }
 STRAND_MPI_ALIAS(MPI_Barrier);
 
+int coll_barrier(struct strand_comm *c)
+{
+    struct coll_ctx ctx;
+    if (coll_ctx_open(&ctx, c->public_handle) == NULL)
+        return MPI_ERR_COMM;
+    struct coll_args args;
+    coll_args_init(&args, COLL_BARRIER, 0);
+    return coll_run(&ctx, &args);
+}
+
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     const char *where = "MPI_Bcast";

@@ -18,4 +18,10 @@ int coll_intercomm_attach(struct comm_core *core0, int size0, struct comm_core *
 /* Every core calls it once; the state goes with the last. */
 void coll_comm_detach(struct comm_core *core);
 
+struct strand_comm;
+/* A barrier over the handle `c` for the library itself (MPI_Comm_disconnect
+ * across node processes): the communicator's algorithm, no argument
+ * checks; returns an MPI error class. */
+int coll_barrier(struct strand_comm *c);
+
 #endif

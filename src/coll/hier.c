@@ -30,6 +30,9 @@
 #include "../pt2pt/pt2pt.h"
 #include "p2p.h"
 
+/* Blocks up to this size take the hierarchical alltoall (measured: doc/performance.md). */
+enum { COLL_HIER_ALLTOALL_MAX_BLOCK = 4096 };
+
 struct coll_hier {
     int nnodes;
     int my_node;                /* this node process's node */
@@ -834,6 +837,177 @@ static int hier_allgather(struct coll_ctx *ctx, struct coll_args *args)
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
+/* ---- alltoall ---- */
+
+/* Positions of the members of other nodes than `me`, nodes in order: the
+ * first of node g (g != me). */
+static int remote_offset(const struct coll_hier *h, int g)
+{
+    int me = h->my_node;
+    return h->node_first[g] - (g > me ? node_size(h, me) : 0);
+}
+
+/* Packs (or unpacks) the caller's blocks of `s` for (from) every member
+ * of another node, in remote position order, into (from) `packed`, `b`
+ * bytes each. */
+static void remote_blocks_move(const struct coll_hier *h, const struct coll_side *s, char *packed, size_t b,
+                               bool packing)
+{
+    for (int pos = 0; pos < h->node_first[h->nnodes]; pos++) {
+        int peer = h->by_node[pos];
+        if (h->node_of[peer] == h->my_node)
+            continue;
+        char *buf;
+        int count;
+        MPI_Datatype type;
+        coll_side_block(s, peer, &buf, &count, &type);
+        if (packing)
+            dt_pack(packed, buf, (size_t)count, type);
+        else
+            dt_unpack(buf, (size_t)count, type, packed, b);
+        packed += b;
+    }
+}
+
+/* Local copy of the blocks between this node's members (shm engines). */
+static int alltoall_local(const struct coll_ctx *ctx, const struct coll_args *args, int *ints)
+{
+    const struct coll_hier *h = ctx->cc->hier;
+    int first = h->node_first[h->my_node], members = node_size(h, h->my_node);
+    int *scounts = ints, *sdispls = ints + members, *rcounts = ints + 2 * members, *rdispls = ints + 3 * members;
+    for (int l = 0; l < members; l++) {
+        int d = h->by_node[first + l];
+        scounts[l] = args->send.count;
+        sdispls[l] = d * args->send.count;
+        rcounts[l] = args->recv.count;
+        rdispls[l] = d * args->recv.count;
+    }
+    struct coll_args sub;
+    coll_args_init(&sub, COLL_ALLTOALLV, 0);
+    sub.send = (struct coll_side){ .layout = LAYOUT_V, .buf = args->send.buf, .counts = scounts, .displs = sdispls,
+                                   .type = args->send.type };
+    sub.recv = (struct coll_side){ .layout = LAYOUT_V, .buf = args->recv.buf, .counts = rcounts, .displs = rdispls,
+                                   .type = args->recv.type };
+    return local_run(ctx, &sub);
+}
+
+/* The leader's part: `gathered` holds, for each local member i, its
+ * blocks for every remote member (remote position order); one message to
+ * each other node's leader with that node's blocks ([i][j of that node]),
+ * one from each ([i of that node][j local]); `spread` gets them as
+ * [j local][remote position of the source]. */
+static int alltoall_leaders(const struct coll_ctx *ctx, size_t b, const char *gathered, char *spread)
+{
+    const struct coll_hier *h = ctx->cc->hier;
+    int me = h->my_node, members = node_size(h, me), remote = h->node_first[h->nnodes] - members;
+    size_t whole = (size_t)members * (size_t)remote * b;
+    char *out = h->nnodes == 2 ? (char *)gathered : malloc(whole), *in = malloc(whole);
+    struct strand_request *reqs = p2p_requests_alloc(2 * h->nnodes);
+    if (out == NULL || in == NULL || reqs == NULL) {
+        if (out != gathered)
+            free(out);
+        free(in);
+        free(reqs);
+        return MPI_ERR_NO_MEM;
+    }
+    int n = 0;
+    for (int g = 0; g < h->nnodes; g++) {
+        if (g == me)
+            continue;
+        size_t at = (size_t)remote_offset(h, g) * (size_t)members * b, gsize = (size_t)node_size(h, g);
+        if (out != gathered)
+            for (int i = 0; i < members; i++)
+                memcpy(out + at + (size_t)i * gsize * b, gathered + ((size_t)i * (size_t)remote + (size_t)remote_offset(h, g)) * b,
+                       gsize * b);
+        coll_msg_recv(ctx->comm, &reqs[n++], in + at, (int)((size_t)members * gsize * b), MPI_BYTE, h->leader[g]);
+        coll_msg_send(ctx->comm, &reqs[n++], out + at, (int)((size_t)members * gsize * b), MPI_BYTE, h->leader[g]);
+    }
+    wait_all(reqs, n);
+    for (int g = 0; g < h->nnodes; g++) {
+        if (g == me)
+            continue;
+        int r0 = remote_offset(h, g), gsize = node_size(h, g);
+        const char *from = in + (size_t)r0 * (size_t)members * b;
+        for (int i = 0; i < gsize; i++)
+            for (int j = 0; j < members; j++)
+                memcpy(spread + ((size_t)j * (size_t)remote + (size_t)(r0 + i)) * b,
+                       from + ((size_t)i * (size_t)members + (size_t)j) * b, b);
+    }
+    if (out != gathered)
+        free(out);
+    free(in);
+    free(reqs);
+    return MPI_SUCCESS;
+}
+
+/* Alltoall with small blocks: the blocks between members of one node
+ * move in memory; each member packs its blocks for other nodes, the
+ * node's leader gathers them, swaps one message with every other node's
+ * leader, and scatters to each member what it receives from other nodes.
+ * One message per pair of nodes instead of one per pair of members in
+ * them, for a few copies in memory: worth it while blocks are small
+ * (doc/performance.md). Every member knows every block's size (the same
+ * for all), so all make the same choice; alltoallv/w, whose block sizes
+ * only their sender and receiver know, and in-place alltoall go
+ * point-to-point. */
+static int hier_alltoall(struct coll_ctx *ctx, struct coll_args *args)
+{
+    const struct coll_hier *h = ctx->cc->hier;
+    if (args->in_place)
+        return p2p_move(ctx, args);
+    size_t b = (size_t)args->send.count * args->send.type->size;
+    int size = h->node_first[h->nnodes], me = h->my_node, members = node_size(h, me), remote = size - members;
+    int leader = h->leader[me];
+    if (b == 0 || b > COLL_HIER_ALLTOALL_MAX_BLOCK ||
+        (size_t)size * (size_t)size * b > INT_MAX || (size_t)size * (size_t)args->send.count > INT_MAX ||
+        (size_t)size * (size_t)args->recv.count > INT_MAX)
+        return p2p_move(ctx, args);
+    size_t mine = (size_t)remote * b;
+    bool is_leader = ctx->rank == leader;
+    int *ints = malloc(4 * (size_t)members * sizeof *ints);
+    char *packed = malloc(2 * mine), *gathered = NULL, *spread = NULL;
+    if (is_leader) {
+        gathered = malloc((size_t)members * mine);
+        spread = malloc((size_t)members * mine);
+    }
+    int rc = ints == NULL || packed == NULL || (is_leader && (gathered == NULL || spread == NULL)) ? MPI_ERR_NO_MEM
+                                                                                                   : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        /* The other members cannot be told: run nothing rather than half. */
+        strand_job_abort(1, "Strand MPI: out of memory in a hierarchical MPI_Alltoall\n");
+    }
+    rc = alltoall_local(ctx, args, ints);
+    remote_blocks_move(h, &args->send, packed, b, true);
+    struct coll_args sub;
+    coll_args_init(&sub, COLL_GATHER, h->local_index[leader]);
+    side_same(&sub.send, packed, (int)mine, MPI_BYTE);
+    if (is_leader) {
+        side_same(&sub.recv, gathered, (int)mine, MPI_BYTE);
+        sub.recv.layout = LAYOUT_INDEXED;
+    }
+    int rc2 = local_run(ctx, &sub);
+    rc = rc != MPI_SUCCESS ? rc : rc2;
+    if (is_leader) {
+        rc2 = alltoall_leaders(ctx, b, gathered, spread);
+        rc = rc != MPI_SUCCESS ? rc : rc2;
+    }
+    char *in = packed + mine;
+    coll_args_init(&sub, COLL_SCATTER, h->local_index[leader]);
+    side_same(&sub.recv, in, (int)mine, MPI_BYTE);
+    if (is_leader) {
+        side_same(&sub.send, spread, (int)mine, MPI_BYTE);
+        sub.send.layout = LAYOUT_INDEXED;
+    }
+    rc2 = local_run(ctx, &sub);
+    rc = rc != MPI_SUCCESS ? rc : rc2;
+    remote_blocks_move(h, &args->recv, in, b, false);
+    free(ints);
+    free(packed);
+    free(gathered);
+    free(spread);
+    return rc;
+}
+
 const struct coll_algorithms coll_hier_algorithms = {
     .name = "hierarchical (spans node processes)",
     .run = {
@@ -845,7 +1019,7 @@ const struct coll_algorithms coll_hier_algorithms = {
         [COLL_SCATTERV] = hier_scatter,
         [COLL_ALLGATHER] = hier_allgather,
         [COLL_ALLGATHERV] = hier_allgather,
-        [COLL_ALLTOALL] = p2p_move,
+        [COLL_ALLTOALL] = hier_alltoall,
         [COLL_ALLTOALLV] = p2p_move,
         [COLL_ALLTOALLW] = p2p_move,
         [COLL_REDUCE] = hier_reduce,

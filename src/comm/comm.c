@@ -510,7 +510,9 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (g == NULL) {
         req.error = MPI_ERR_GROUP;
     } else if (g->self_rank != MPI_UNDEFINED) {
-        req.color = c->core->is_inter ? 0 : rank_uid(g->members[0]);
+        /* the same in every node process: from the first member's identity */
+        const struct rank *first = g->members[0];
+        req.color = c->core->is_inter ? 0 : (int)((first->world->gid * 31 + (uint64_t)first->world_rank) & 0x3fffffff);
         req.key = g->self_rank;
         req.expect_size = g->size;
     }

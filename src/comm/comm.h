@@ -97,13 +97,12 @@ static inline struct strand_comm *comm_lookup(MPI_Comm c)
     return comm != NULL && comm->magic == COMM_MAGIC ? comm : NULL;
 }
 
-/* True when some member lives in another node process (a proxy rank).
- * Constructors and windows over such members are not supported yet: they
- * meet and share pointers in one address space (doc/limits.md). */
+/* True when some member lives in another node process (a proxy rank):
+ * constructors then exchange messages instead of meeting in memory. */
 static inline bool comm_members_span_nodes(struct rank *const *members, int n)
 {
-    if (strand_node.nlocal == strand_node.config.nranks)
-        return false;   /* the job is this node process: no scan */
+    if (!__atomic_load_n(&strand_node.has_proxies, __ATOMIC_RELAXED))
+        return false;   /* no rank of another node process is known here: no scan */
     for (int i = 0; i < n; i++)
         if (members[i]->remote != NULL)
             return true;
@@ -222,7 +221,8 @@ typedef int (*build_exchange_fn)(int n, void *const *inputs, void **outputs);
 int comm_build(struct strand_comm *parent, enum build_kind kind, const struct build_request *req,
                build_exchange_fn exchange, struct build_result *out);
 /* A new intracommunicator core over `members` holding `refs` references,
- * with a fresh context id unless `fixed_id` is not CONTEXT_ID_NONE. */
+ * with a fresh context id unless `fixed_id` is not CONTEXT_ID_NONE (a world's
+ * MPI_COMM_WORLD or a rank's MPI_COMM_SELF, which do not hold its world). */
 struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs);
 /* Builds, then gives the caller its handle (MPI_COMM_NULL if it is not a
  * member); reports errors through `comm`. `dup` copies attributes and
@@ -240,6 +240,26 @@ struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, st
  * the core to). Returns side 0's core; NULL when out of memory. */
 struct comm_core *comm_shared_core_take(uint32_t id, struct rank **group0, int size0, struct rank **group1,
                                         int size1, int shares);
+/* Constructors whose members are in several node processes, through
+ * library-internal messages on the collective context of `local` (an
+ * intracommunicator, or comm_local_view of an intercommunicator's own
+ * group); every member calls them, `leader` is one of them. */
+/* Every member proposes a context id; the leader gets the highest of
+ * all, the others their own. */
+uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader);
+/* The leader's `nints` ints and `bytes` reach every member: a member's
+ * `ints` and `bytes` (malloc'd, freed by the caller) are filled. */
+struct bytes_out;
+void comm_leader_spread(struct strand_comm *local, int leader, int *ints, int nints, struct bytes_out *bytes);
+/* An intercommunicator built by every node process of its members with
+ * the agreed context id `id` (intercomm.c): the caller's group `local`
+ * is side `side`, the other group given by its identities (identity.c,
+ * remote_len bytes; remote_size members, or -1 for any). Returns the
+ * caller's side with `shares` references of this process's copy (one per
+ * member it hands it to); NULL with *rc set on failure. */
+struct comm_core *comm_intercomm_take(uint32_t id, int side, struct rank **local, int local_size,
+                                      const unsigned char *remote_ids, size_t remote_len, int remote_size,
+                                      int shares, int *rc);
 /* A handle of the calling rank for a core the builder gave it a reference
  * to; inherits the parent's error handler. NULL when out of memory (the
  * reference is dropped). */

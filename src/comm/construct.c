@@ -21,6 +21,7 @@
 #include "../core/errhandler.h"
 #include "../util/lock.h"
 #include "../pt2pt/pt2pt.h"
+#include "../util/bytes.h"
 #include "comm.h"
 
 struct build_entry {
@@ -152,7 +153,8 @@ static void context_free(struct comm_context *ctx)
 
 /* Gives the context an id (unless fixed) and each core its references and
  * collective state. On failure nothing of the context remains. */
-static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fixed_id, int refs0, int refs1)
+static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fixed_id, int refs0, int refs1,
+                                          bool hold_worlds)
 {
     int ncores = ctx->cores[0].is_inter ? 2 : 1;
     if (fixed_id != CONTEXT_ID_NONE) {
@@ -186,8 +188,8 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
             live++;
         else
             coll_comm_detach(&ctx->cores[i]);
-    /* A world's predefined communicators (fixed ids) do not hold it. */
-    if (fixed_id == CONTEXT_ID_NONE)
+    /* A world's predefined communicators do not hold it. */
+    if (hold_worlds)
         context_hold_worlds(ctx, true);
     atomic_store_explicit(&ctx->live_cores, live, memory_order_release);
     return &ctx->cores[0];
@@ -217,7 +219,7 @@ static struct comm_core *cores_create(struct rank **group0, int size0, struct ra
         memcpy(ctx->cores[1].local_members, group1, (size_t)size1 * sizeof *group1);
     bool agreed = id != CONTEXT_ID_NONE;
     return context_activate(ctx, id, agreed ? local_count(group0, size0) : size0,
-                            agreed ? local_count(group1, size1) : size1);
+                            agreed ? local_count(group1, size1) : size1, true);
 }
 
 struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32_t fixed_id, int refs)
@@ -226,7 +228,8 @@ struct comm_core *comm_intra_core_create(struct rank **members, int size, uint32
     if (ctx == NULL)
         return NULL;
     memcpy(ctx->cores[0].members, members, (size_t)size * sizeof *members);
-    return context_activate(ctx, fixed_id, refs, 0);
+    /* A fixed id: a world's MPI_COMM_WORLD or a rank's MPI_COMM_SELF. */
+    return context_activate(ctx, fixed_id, refs, 0, fixed_id == CONTEXT_ID_NONE);
 }
 
 struct comm_core *comm_intercomm_pair_create(struct rank **group0, int size0, struct rank **group1, int size1)
@@ -630,6 +633,61 @@ static void spanning_allgather(struct strand_comm *c, const int *mine, int nfiel
     for (int i = 1; i < lsize; i++) {
         pt2pt_isend_internal(&r, local, context, all, nfields * n, MPI_INT, i, COMM_TAG_SPREAD);
         pt2pt_wait_internal(&r);
+    }
+}
+
+uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader)
+{
+    uint32_t context = local->core->context_id + 1, proposal = context_id_propose_global();
+    struct strand_request r;
+    if (local->rank != leader) {
+        pt2pt_isend_internal(&r, local, context, &proposal, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+        return proposal;
+    }
+    for (int i = 0; i < local->core->size; i++) {
+        uint32_t theirs;
+        if (i == leader)
+            continue;
+        pt2pt_irecv_internal(&r, local, context, &theirs, 1, MPI_UINT32_T, i, COMM_TAG_GATHER);
+        pt2pt_wait_internal(&r);
+        if (theirs > proposal)
+            proposal = theirs;
+    }
+    return proposal;
+}
+
+void comm_leader_spread(struct strand_comm *local, int leader, int *ints, int nints, struct bytes_out *bytes)
+{
+    uint32_t context = local->core->context_id + 1;
+    struct strand_request r;
+    int len;
+    if (local->rank != leader) {
+        pt2pt_irecv_internal(&r, local, context, ints, nints, MPI_INT, leader, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        pt2pt_irecv_internal(&r, local, context, &len, 1, MPI_INT, leader, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        *bytes = (struct bytes_out){ .data = malloc((size_t)len + 1), .len = (size_t)len, .cap = (size_t)len + 1 };
+        if (bytes->data == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory while building a communicator\n");
+        if (len > 0) {
+            pt2pt_irecv_internal(&r, local, context, bytes->data, len, MPI_BYTE, leader, COMM_TAG_SPREAD);
+            pt2pt_wait_internal(&r);
+        }
+        return;
+    }
+    len = (int)bytes->len;
+    for (int i = 0; i < local->core->size; i++) {
+        if (i == leader)
+            continue;
+        pt2pt_isend_internal(&r, local, context, ints, nints, MPI_INT, i, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        pt2pt_isend_internal(&r, local, context, &len, 1, MPI_INT, i, COMM_TAG_SPREAD);
+        pt2pt_wait_internal(&r);
+        if (len > 0) {
+            pt2pt_isend_internal(&r, local, context, bytes->data, len, MPI_BYTE, i, COMM_TAG_SPREAD);
+            pt2pt_wait_internal(&r);
+        }
     }
 }
 

@@ -1,16 +1,17 @@
 /* MPI_Intercomm_create: the two leaders exchange their groups over the
- * peer communicator (point-to-point, the user's tag) as (world id, world
- * rank) pairs, since the groups may be in different worlds (spawned jobs)
- * or node processes.
+ * peer communicator (point-to-point, the user's tag) as rank identities
+ * (identity.c: world id, rank, node process), since the groups may be in
+ * different worlds (spawned or connected jobs) or node processes. The
+ * group of the leader whose identity orders first is side 0.
  *
- * Both groups in this node process: the leader with the lower rank_uid
- * builds both sides' cores and hands the other leader its side; then each
- * leader passes its side's core to its local group through the local
- * communicator's construction slot.
+ * Both groups in this node process: side 0's leader builds both sides'
+ * cores and hands the other leader its side; then each leader passes its
+ * side's core to its local group through the local communicator's
+ * construction slot.
  *
- * Some member in another node process: nothing travels but ints. The
- * leaders also swap their group's highest context id proposal and agree on
- * the larger; the group of the leader with the lower rank_uid is side 0.
+ * Some member in another node process: no pointer travels. The leaders
+ * also swap their group's highest context id proposal and agree on the
+ * larger.
  * A leader whose local group is in its own node process takes the core
  * for its whole group (comm_shared_core_take) and passes it through the
  * construction slot as above; a local group spanning node processes sent
@@ -21,15 +22,18 @@
 #include <string.h>
 
 #include "../pt2pt/pt2pt.h"
+#include "../util/bytes.h"
 #include "comm.h"
 
 /* What one leader tells the other first. */
 struct leader_hello {
     int size;                       /* local group size */
-    int leader_uid;                 /* rank_uid: the same in every node process for world 0 */
     int proposal;                   /* the group's highest context id proposal (spanning case) */
+    int group_bytes;                /* its identities, sent next */
+    int leader_rank;                /* the leader's identity: its rank ... */
+    uint32_t leader_gid[2];         /* ... and its world's id, low and high halves */
 };
-enum { HELLO_INTS = 3 };
+enum { HELLO_INTS = 6 };
 
 /* The leaders' messages: the matching engine on the peer communicator's
  * context and the user's tag (as MPI_Sendrecv would send them), without an
@@ -52,27 +56,12 @@ static int exchange(MPI_Comm peer, int remote_leader, int tag, const void *out, 
     return recv.status.MPI_ERROR;
 }
 
-/* Two ints per member: its world's id and its rank there. */
-static void identities_of(struct rank **members, int n, int *out)
+/* Whether the leader of `a` orders before that of `b` (side 0). */
+static bool hello_first(const struct leader_hello *a, const struct leader_hello *b)
 {
-    for (int i = 0; i < n; i++) {
-        out[2 * i] = (int)members[i]->world->id;
-        out[2 * i + 1] = members[i]->world_rank;
-    }
-}
-
-static struct rank *rank_of_identity(const int *id)
-{
-    struct world *w = world_lookup((uint32_t)id[0]);
-    return w != NULL && id[1] >= 0 && id[1] < w->size ? w->ranks[id[1]] : NULL;
-}
-
-static int ranks_of_identities(const int *ids, int n, struct rank **out)
-{
-    for (int i = 0; i < n; i++)
-        if ((out[i] = rank_of_identity(&ids[2 * i])) == NULL)
-            return MPI_ERR_INTERN;
-    return MPI_SUCCESS;
+    uint64_t ga = (uint64_t)a->leader_gid[1] << 32 | a->leader_gid[0];
+    uint64_t gb = (uint64_t)b->leader_gid[1] << 32 | b->leader_gid[0];
+    return ga != gb ? ga < gb : a->leader_rank < b->leader_rank;
 }
 
 /* What the leaders found out, for their groups. */
@@ -82,7 +71,7 @@ struct connection {
     int side;                       /* spans: the local group's side */
     uint32_t id;                    /* spans: the agreed context id */
     int remote_size;
-    int *remote_ids;                /* identities of the remote group (malloc'ed) */
+    struct bytes_out remote_ids;    /* identities of the remote group */
     struct comm_core *core;         /* not spanning: the local group's core */
 };
 
@@ -99,27 +88,42 @@ static void leader_connect(struct strand_comm *local, MPI_Comm peer, int remote_
                                                                      : MPI_SUCCESS;
     if (out->rc != MPI_SUCCESS)
         return;
-    struct leader_hello mine = { lc->local_size, rank_uid(strand_self), proposal }, theirs;
-    out->rc = exchange(peer, remote_leader, tag, &mine, HELLO_INTS, &theirs, HELLO_INTS, MPI_INT);
-    if (out->rc != MPI_SUCCESS)
+    struct bytes_out my_ids = { 0 };
+    identity_encode(lc->local_members, lc->local_size, &my_ids);
+    if (my_ids.failed || my_ids.len > INT32_MAX) {
+        out->rc = MPI_ERR_NO_MEM;
+        free(my_ids.data);
         return;
-    int *my_ids = malloc(2 * (size_t)mine.size * sizeof *my_ids);
-    out->remote_ids = malloc(2 * (size_t)theirs.size * sizeof *out->remote_ids);
-    struct rank **their_ranks = malloc((size_t)theirs.size * sizeof *their_ranks);
-    out->remote_size = theirs.size;
-    out->rc = MPI_ERR_NO_MEM;
-    if (my_ids != NULL && out->remote_ids != NULL && their_ranks != NULL) {
-        identities_of(lc->local_members, mine.size, my_ids);
-        out->rc = exchange(peer, remote_leader, tag, my_ids, 2 * mine.size, out->remote_ids, 2 * theirs.size,
-                           MPI_INT);
     }
-    if (out->rc == MPI_SUCCESS)
-        out->rc = ranks_of_identities(out->remote_ids, theirs.size, their_ranks);
+    struct leader_hello mine = { lc->local_size, proposal, (int)my_ids.len, strand_self->world_rank,
+                                 { (uint32_t)strand_self->world->gid, (uint32_t)(strand_self->world->gid >> 32) } },
+                        theirs;
+    out->rc = exchange(peer, remote_leader, tag, &mine, HELLO_INTS, &theirs, HELLO_INTS, MPI_INT);
+    struct rank **their_ranks = NULL;
+    int their_size = 0;
+    if (out->rc == MPI_SUCCESS && (theirs.group_bytes < 0 || theirs.size < 0))
+        out->rc = MPI_ERR_INTERN;
+    if (out->rc == MPI_SUCCESS) {
+        out->remote_size = theirs.size;
+        unsigned char *in = malloc((size_t)theirs.group_bytes + 1);
+        out->rc = in == NULL ? MPI_ERR_NO_MEM
+                             : exchange(peer, remote_leader, tag, my_ids.data, (int)my_ids.len, in,
+                                        theirs.group_bytes, MPI_BYTE);
+        if (out->rc == MPI_SUCCESS) {
+            bytes_put(&out->remote_ids, in, (size_t)theirs.group_bytes);
+            struct bytes_in ids = { in, (size_t)theirs.group_bytes, 0, false };
+            out->rc = out->remote_ids.failed ? MPI_ERR_NO_MEM : identity_decode(&ids, &their_ranks, &their_size);
+        }
+        free(in);
+        if (out->rc == MPI_SUCCESS && their_size != theirs.size)
+            out->rc = MPI_ERR_INTERN;
+    }
+    free(my_ids.data);
     /* Both leaders see the same union of the two groups, so they take
      * the same branch. */
     out->spans = out->rc == MPI_SUCCESS && (comm_members_span_nodes(their_ranks, theirs.size) ||
                                             comm_members_span_nodes(lc->local_members, mine.size));
-    out->side = mine.leader_uid < theirs.leader_uid ? 0 : 1;
+    out->side = hello_first(&mine, &theirs) ? 0 : 1;
     if (out->rc == MPI_SUCCESS && out->spans) {
         out->id = (uint32_t)mine.proposal > (uint32_t)theirs.proposal ? (uint32_t)mine.proposal
                                                                        : (uint32_t)theirs.proposal;
@@ -138,8 +142,28 @@ static void leader_connect(struct strand_comm *local, MPI_Comm peer, int remote_
             out->rc = MPI_ERR_NO_MEM;
         out->core = side;
     }
-    free(my_ids);
-    free(their_ranks);
+    identity_release(their_ranks, their_size);
+}
+
+struct comm_core *comm_intercomm_take(uint32_t id, int side, struct rank **local, int local_size,
+                                      const unsigned char *remote_ids, size_t remote_len, int remote_size,
+                                      int shares, int *rc)
+{
+    struct rank **remote = NULL;
+    int nremote = 0;
+    struct bytes_in ids = { remote_ids, remote_len, 0, false };
+    *rc = identity_decode(&ids, &remote, &nremote);
+    if (*rc == MPI_SUCCESS && remote_size >= 0 && nremote != remote_size)
+        *rc = MPI_ERR_INTERN;
+    struct comm_core *core0 = NULL;
+    if (*rc == MPI_SUCCESS) {
+        core0 = side == 0 ? comm_shared_core_take(id, local, local_size, remote, nremote, shares)
+                          : comm_shared_core_take(id, remote, nremote, local, local_size, shares);
+        if (core0 == NULL)
+            *rc = MPI_ERR_NO_MEM;
+    }
+    identity_release(remote, nremote);
+    return core0 == NULL || side == 0 ? core0 : core0->peer;
 }
 
 /* The caller's share of the spanning intercommunicator: `shares`
@@ -148,20 +172,8 @@ static struct comm_core *spanning_core_take(struct strand_comm *local, const str
                                             int *rc)
 {
     struct comm_core *lc = local->core;
-    struct rank **remote = malloc((size_t)conn->remote_size * sizeof *remote);
-    *rc = remote == NULL ? MPI_ERR_NO_MEM : ranks_of_identities(conn->remote_ids, conn->remote_size, remote);
-    struct comm_core *core0 = NULL;
-    if (*rc == MPI_SUCCESS) {
-        core0 = conn->side == 0
-                    ? comm_shared_core_take(conn->id, lc->local_members, lc->local_size, remote, conn->remote_size,
-                                            shares)
-                    : comm_shared_core_take(conn->id, remote, conn->remote_size, lc->local_members, lc->local_size,
-                                            shares);
-        if (core0 == NULL)
-            *rc = MPI_ERR_NO_MEM;
-    }
-    free(remote);
-    return core0 == NULL || conn->side == 0 ? core0 : core0->peer;
+    return comm_intercomm_take(conn->id, conn->side, lc->local_members, lc->local_size, conn->remote_ids.data,
+                               conn->remote_ids.len, conn->remote_size, shares, rc);
 }
 
 /* A local group within this node process: the leader connects, every
@@ -180,7 +192,7 @@ static int create_local_group(struct strand_comm *local, int local_leader, MPI_C
             req.input = spanning_core_take(local, &conn, local->core->local_size, &req.color);
         else if (conn.rc == MPI_SUCCESS)
             req.input = conn.core;
-        free(conn.remote_ids);
+        free(conn.remote_ids.data);
     }
     return comm_build(local, BUILD_ADOPT, &req, NULL, res);
 }
@@ -195,59 +207,31 @@ static int create_spanning_group(struct strand_comm *local, int local_leader, MP
 {
     if (local_leader < 0 || local_leader >= local->core->local_size)
         return MPI_ERR_RANK;        /* every member passed the same leader */
-    uint32_t context = local->core->context_id + 1;
-    int proposal = (int)context_id_propose_global(), outcome[OUTCOME_INTS];
+    uint32_t proposal = comm_leader_gather_proposals(local, local_leader);
     struct connection conn = { .rc = MPI_SUCCESS, .spans = true };
-    struct strand_request r;
-    if (local->rank != local_leader) {
-        pt2pt_isend_internal(&r, local, context, &proposal, 1, MPI_INT, local_leader, COMM_TAG_GATHER);
-        pt2pt_wait_internal(&r);
-        pt2pt_irecv_internal(&r, local, context, outcome, OUTCOME_INTS, MPI_INT, local_leader, COMM_TAG_SPREAD);
-        pt2pt_wait_internal(&r);
-        conn = (struct connection){ .rc = outcome[OUTCOME_RC], .spans = true, .id = (uint32_t)outcome[OUTCOME_ID],
-                                    .side = outcome[OUTCOME_SIDE], .remote_size = outcome[OUTCOME_REMOTE_SIZE] };
-        if (conn.rc == MPI_SUCCESS) {
-            conn.remote_ids = malloc(2 * (size_t)conn.remote_size * sizeof *conn.remote_ids);
-            if (conn.remote_ids == NULL)
-                strand_job_abort(1, "Strand MPI: out of memory in MPI_Intercomm_create\n");
-            pt2pt_irecv_internal(&r, local, context, conn.remote_ids, 2 * conn.remote_size, MPI_INT, local_leader,
-                                 COMM_TAG_SPREAD);
-            pt2pt_wait_internal(&r);
-            context_id_seen_global(conn.id);
-        }
-    } else {
-        for (int i = 0; i < local->core->size; i++) {
-            if (i == local_leader)
-                continue;
-            int theirs;
-            pt2pt_irecv_internal(&r, local, context, &theirs, 1, MPI_INT, i, COMM_TAG_GATHER);
-            pt2pt_wait_internal(&r);
-            if ((uint32_t)theirs > (uint32_t)proposal)
-                proposal = theirs;
-        }
-        leader_connect(local, peer_comm, remote_leader, tag, proposal, &conn);
+    int outcome[OUTCOME_INTS];
+    if (local->rank == local_leader) {
+        leader_connect(local, peer_comm, remote_leader, tag, (int)proposal, &conn);
         outcome[OUTCOME_RC] = conn.rc;
         outcome[OUTCOME_ID] = (int)conn.id;
         outcome[OUTCOME_SIDE] = conn.side;
         outcome[OUTCOME_REMOTE_SIZE] = conn.remote_size;
-        for (int i = 0; i < local->core->size; i++) {
-            if (i == local_leader)
-                continue;
-            pt2pt_isend_internal(&r, local, context, outcome, OUTCOME_INTS, MPI_INT, i, COMM_TAG_SPREAD);
-            pt2pt_wait_internal(&r);
-            if (conn.rc == MPI_SUCCESS) {
-                pt2pt_isend_internal(&r, local, context, conn.remote_ids, 2 * conn.remote_size, MPI_INT, i,
-                                     COMM_TAG_SPREAD);
-                pt2pt_wait_internal(&r);
-            }
-        }
+    }
+    comm_leader_spread(local, local_leader, outcome, OUTCOME_INTS, &conn.remote_ids);
+    if (local->rank != local_leader) {
+        conn.rc = outcome[OUTCOME_RC];
+        conn.id = (uint32_t)outcome[OUTCOME_ID];
+        conn.side = outcome[OUTCOME_SIDE];
+        conn.remote_size = outcome[OUTCOME_REMOTE_SIZE];
+        if (conn.rc == MPI_SUCCESS)
+            context_id_seen_global(conn.id);
     }
     int rc = conn.rc;
     if (rc == MPI_SUCCESS) {
         res->core = spanning_core_take(local, &conn, 1, &rc);
         res->rank = local->rank;
     }
-    free(conn.remote_ids);
+    free(conn.remote_ids.data);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 
 #include "mpi.h"
 #include "../pt2pt/pt2pt_state.h"
+#include "../util/registry.h"
 
 #define STRAND_EXPORT __attribute__((visibility("default")))
 #define STRAND_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -96,6 +97,10 @@ struct node {
     bool singleton;                 /* MPI_Init in a plain executable: caller is rank 0 */
     atomic_int ranks_running;
     atomic_int ranks_total;         /* initial and spawned ranks alive */
+    /* Some rank of this process's tables lives in another node process
+     * (a proxy exists): communicators may span node processes. Set once,
+     * before the first proxy is published, never cleared. */
+    bool has_proxies;
     /* In a child a rank (or a node thread: -1) created with fork(): an
      * ordinary process, which cannot use MPI.  -2 in the node process. */
     int forked_by_rank;
@@ -110,51 +115,117 @@ const char *node_no_rank_reason(void);
 
 extern struct node strand_node;
 
-/* A world is one MPI job hosted by this node process: the initial one
- * (started by mpiexec, id 0) or one started by MPI_Comm_spawn. Each has its
- * own MPI_COMM_WORLD, rank numbering and MPI_APPNUM values; context ids and
- * the name service are shared by all worlds of the node process.
+/* A world is one MPI job: the initial one (started by mpiexec, id 0) or
+ * one started by MPI_Comm_spawn. Each has its own MPI_COMM_WORLD, rank
+ * numbering and MPI_APPNUM values; context ids and the name service are
+ * shared by all worlds of the node process. A world may span node
+ * processes: its ranks in other node processes are proxies (`remote`
+ * set). A *foreign* world is one no rank of which runs here, known only
+ * because some of its ranks were named to this process (a connection, a
+ * spawn, an intercommunicator): it holds their proxies and nothing else.
  *
- * Lifetime: the initial world lives as long as the process. A spawned world
- * holds one reference per rank thread still running and one per
+ * Identity: `gid` names the world in every process (the launched world's
+ * is its job id, a spawned world's is drawn at random by the spawning
+ * root), `id` only in this one. A rank is (gid, world rank) everywhere.
+ *
+ * Lifetime: the initial world lives as long as the process. Any other
+ * world holds one reference per rank thread still running, one per
  * communicator (other than its predefined ones) with members in it
- * (construct.c); the last release destroys its ranks. Thread safety: the
- * registry is guarded by a lock; a world's fields are written once before
- * its ranks start. */
+ * (construct.c) and one per holder of a resolved identity list
+ * (identity.c); the last release destroys its ranks. Thread safety: the
+ * registry is read without a lock (util/registry.h); a world's fields are
+ * written once before it is registered, except a foreign world's rank
+ * slots, filled by compare-and-swap as its ranks are named. */
 struct world {
     uint32_t id;                    /* 0: the initial world; never reused */
+    uint64_t gid;                   /* its id in every process */
+    bool foreign;                   /* no rank of it runs here */
+    bool owns_context_id;           /* context_id is this process's to recycle */
     int size;
     int uid_base;                   /* rank_uid() of its rank 0 */
-    struct rank **ranks;            /* by world rank */
-    struct comm_core *core;         /* its MPI_COMM_WORLD core (one reference held) */
-    uint32_t context_id;            /* of that core: the initial world's is 0, others allocated */
+    struct rank **ranks;            /* by world rank (foreign: NULL until named) */
+    struct comm_core *core;         /* its MPI_COMM_WORLD core (one reference held; none if foreign) */
+    uint32_t context_id;            /* of that core: the initial world's is 0, others allocated or agreed */
     int *appnums;                   /* MPI_APPNUM of each rank */
     struct strand_comm **parents;   /* each rank's MPI_Comm_get_parent handle, or NULL */
     atomic_int refs;
-    struct world *next;             /* registry list */
+    struct registry_node reg;       /* key (gid, 0) */
 };
 
 /* A number unique among all ranks the node process ever hosted. */
 static inline int rank_uid(const struct rank *r) { return r->world->uid_base + r->world_rank; }
 
-/* world.c. world_create makes the ranks and the world communicator
- * (spawned worlds start with no reference: the caller adds those of its
- * rank threads); world_lookup finds a live world by id (NULL if none). */
-struct world *world_create(int size, const int *appnums);
+/* Where a block of a new world's ranks runs: `count` ranks from `first`,
+ * in `peer` (NULL: this node process). */
+struct world_block {
+    int first, count;
+    struct net_peer *peer;
+};
+
+/* world.c. world_create makes a spawned world: its ranks (proxies for the
+ * blocks of other node processes; all local when `blocks` is NULL), its
+ * world communicator with context id `context_id` (CONTEXT_ID_NONE: a
+ * fresh id of this process, for a world all here) and registers it under
+ * `gid`; the caller holds one reference (and adds those of the rank
+ * threads with world_start_ranks). */
+struct world *world_create(uint64_t gid, int size, const int *appnums, uint32_t context_id,
+                           const struct world_block *blocks, int nblocks);
 struct world *world_create_initial(int size);
 /* Ends a world and its ranks now: for the initial world of unit tests. */
 void world_destroy(struct world *w);
-struct world *world_lookup(uint32_t id);
+/* Inside registry_read_lock: the world `gid` and a reference to it (NULL
+ * if none, or if it is being destroyed). */
+struct world *world_find_retain(uint64_t gid);
+/* Inside registry_read_lock: rank `rank` of world `gid` when it runs in
+ * this process, else NULL (valid until registry_read_unlock). */
+struct rank *world_rank_here(uint64_t gid, int rank);
+/* The foreign world `gid` of `size` ranks, made on first use; retained.
+ * NULL when out of memory, or when `gid` is a world of another size. */
+struct world *world_foreign_get(uint64_t gid, int size);
+/* Rank `rank` of `w` (retained by the caller): the one it has, or a new
+ * proxy living in `peer` for a foreign world. NULL when it has none and
+ * cannot make one. */
+struct rank *world_rank_get(struct world *w, int rank, struct net_peer *peer);
 void world_retain(struct world *w);
 void world_release(struct world *w);
-/* Starts one detached thread per rank of a spawned world, running
- * rank_main(args[i]); each holds a world reference until it ends. The job's
- * exit status includes theirs; the process waits for them before exiting.
- * Returns 0 or an errno value (threads already started keep running). */
+/* Starts one detached thread per local rank of a spawned world, running
+ * rank_main(args[i]) (args by world rank); each holds a world reference
+ * until it ends. The job's exit status includes theirs; the process waits
+ * for them before exiting. Returns 0 or an errno value (threads already
+ * started keep running). */
 int world_start_ranks(struct world *w, int (*rank_main)(void *arg), void *const *args);
 /* Called by strand_node_run after the initial ranks ended: waits for the
- * spawned ranks, returns the highest status among them. */
+ * spawned ranks and for spawns being prepared here (world_spawn_hold),
+ * returns the highest status among the spawned ranks. From then on the
+ * node process is ending: world_spawn_hold fails. */
 int world_wait_spawned(void);
+/* The spawn service: a spawn onto this node process is under way (from
+ * its request until its ranks run, or it is called off); the process does
+ * not end meanwhile. False when the process is ending already. */
+bool world_spawn_hold(void);
+void world_spawn_unhold(void);
+
+/* Rank identities across node processes (identity.c): a member list as
+ * bytes any process can resolve to its own `struct rank *`s, proxies
+ * made as needed (each rank: its world's gid and size, its rank, and the
+ * node process it runs in, with that process's contact address). */
+struct bytes_out;
+struct bytes_in;
+/* Appends the identities of members[0..n) to `out` (out->failed when out
+ * of memory). */
+void identity_encode(struct rank *const *members, int n, struct bytes_out *out);
+/* Resolves a list made by identity_encode: *members gets a malloc'd array
+ * of *n ranks, whose worlds are retained until identity_release. Returns
+ * MPI_SUCCESS, or an error class (malformed input: MPI_ERR_INTERN; a rank
+ * that should be here but is not: MPI_ERR_OTHER; out of memory). */
+int identity_decode(struct bytes_in *in, struct rank ***members, int *n);
+void identity_release(struct rank **members, int n);
+/* The identities of all ranks of the world `gid` of `size` ranks laid out
+ * in `blocks` (peer NULL: this process), appended to `out`. */
+void identity_encode_layout(uint64_t gid, int size, const struct world_block *blocks, int nblocks,
+                            struct bytes_out *out);
+/* The order of two ranks that is the same in every process. */
+int identity_compare(const struct rank *a, const struct rank *b);
 /* Initial-exec: one %fs-relative load instead of a __tls_get_addr call on
  * every MPI entry (libmpi is loaded with the program, or, if dlopened,
  * fits glibc's static TLS reserve with one pointer). */

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../net/net.h"
 #include "../util/futex.h"
 #include "core.h"
 
@@ -35,11 +36,23 @@ void rank_wake_slow(struct rank *r)
 
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
 {
+    if (done(arg))
+        return;
+    /* In a job over several node processes the spinning waiter also reads
+     * the network itself (src/net/net.h): no wake-up for what it awaits. */
+    bool polling = net_wait_begin();
     for (int i = 0; i < strand_node.spin_limit; i++) {
-        if (done(arg))
+        if (done(arg)) {
+            if (polling)
+                net_wait_end(false);
             return;
+        }
+        if (polling)
+            net_wait_poll();
         cpu_relax();
     }
+    if (polling)
+        net_wait_end(true);
     for (;;) {
         unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
         /* seq_cst increment: a waker that misses it will still see done(). */

@@ -10,6 +10,7 @@
  * sides are the same type, a single cursor drives the copy.
  * Piece lengths of 1, 2, 4, 8 and 16 bytes get fixed-size copies. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -222,15 +223,21 @@ static void copy_with_contiguous(char *contig, bool into_layout, struct cursor *
         if (c->pieces == 0)
             cursor_next_run(c);
         size_t n = c->pieces, len = c->len;
+        if (c->off > 0 || len > bytes) {
+            /* Part of one piece: the data ends inside it, or a stream
+             * (dt_stream) stopped inside it last time. */
+            size_t part = len - c->off < bytes ? len - c->off : bytes;
+            if (into_layout)
+                memcpy(c->piece + c->off, contig, part);
+            else
+                memcpy(contig, c->piece + c->off, part);
+            contig += part;
+            bytes -= part;
+            advance_bytes(c, part);
+            continue;
+        }
         if (n * len > bytes)
             n = bytes / len;
-        if (n == 0) {           /* the data ends inside this piece */
-            if (into_layout)
-                memcpy(c->piece, contig, bytes);
-            else
-                memcpy(contig, c->piece, bytes);
-            return;
-        }
         if (into_layout)
             copy_pieces(c->piece, c->stride, contig, (MPI_Aint)len, len, n);
         else
@@ -371,4 +378,56 @@ size_t dt_pack(void *out, const void *src, size_t count, MPI_Datatype t)
 size_t dt_unpack(void *dst, size_t count, MPI_Datatype t, const void *in, size_t bytes)
 {
     return dt_copy(dst, count, t, in, bytes, MPI_BYTE);
+}
+
+/* ---- streams: a message packed or unpacked a part at a time ---- */
+
+struct dt_stream {
+    struct cursor c;
+    size_t left;                /* bytes of the stream not yet moved */
+    char *contig;               /* a contiguous type: its data, moved with memcpy */
+};
+
+struct dt_stream *dt_stream_new(const void *buf, size_t count, MPI_Datatype t)
+{
+    struct dt_stream *s = malloc(sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->left = count * t->size;
+    s->contig = t->contiguous ? (char *)buf + t->true_lb : NULL;
+    if (s->contig == NULL)
+        cursor_init(&s->c, buf, count, t);
+    return s;
+}
+
+static size_t stream_move(struct dt_stream *s, char *contig, bool into_layout, size_t bytes)
+{
+    if (bytes > s->left)
+        bytes = s->left;
+    if (s->contig != NULL) {
+        if (into_layout)
+            memcpy(s->contig, contig, bytes);
+        else
+            memcpy(contig, s->contig, bytes);
+        s->contig += bytes;
+    } else {
+        copy_with_contiguous(contig, into_layout, &s->c, bytes);
+    }
+    s->left -= bytes;
+    return bytes;
+}
+
+size_t dt_stream_pack(struct dt_stream *s, void *out, size_t bytes)
+{
+    return stream_move(s, out, false, bytes);
+}
+
+size_t dt_stream_unpack(struct dt_stream *s, const void *in, size_t bytes)
+{
+    return stream_move(s, (char *)in, true, bytes);
+}
+
+void dt_stream_free(struct dt_stream *s)
+{
+    free(s);
 }

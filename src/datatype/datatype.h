@@ -105,6 +105,17 @@ size_t dt_pack(void *out, const void *src, size_t count, MPI_Datatype t);
 /* Unpacks up to `bytes` from contiguous `in` into the layout; returns bytes used. */
 size_t dt_unpack(void *dst, size_t count, MPI_Datatype t, const void *in, size_t bytes);
 
+/* A stream: the packed bytes of `count` elements of `t` at `buf`, moved a
+ * part at a time, in order (a large message in bounded pieces). The type
+ * must stay committed and the buffer valid until dt_stream_free. One
+ * thread at a time. dt_stream_new returns NULL when out of memory; pack
+ * and unpack move the next min(bytes, what is left) bytes and return it. */
+struct dt_stream;
+struct dt_stream *dt_stream_new(const void *buf, size_t count, MPI_Datatype t);
+size_t dt_stream_pack(struct dt_stream *s, void *out, size_t bytes);
+size_t dt_stream_unpack(struct dt_stream *s, const void *in, size_t bytes);
+void dt_stream_free(struct dt_stream *s);
+
 /* external32 (external32.c), for MPI-IO views: bytes of one element in
  * external32, and conversion of `count` elements between memory (any
  * layout) and contiguous external32 data; MPI_ERR_CONVERSION with `why`. */

@@ -1,19 +1,35 @@
 /* Ports, MPI_Comm_accept / MPI_Comm_connect, MPI_Comm_join,
- * MPI_Comm_disconnect, within one node process.
+ * MPI_Comm_disconnect, within a node process and between node processes
+ * of any jobs.
  *
- * A port name is printable: "strand-port:HOST:PID:TAG" names the node
- * process and a tag unique in it. The process keeps a table of its open
- * ports. A connecting root queues a request (its group, on its stack) on
- * the port and sleeps; the accepting root takes the oldest request, builds
- * the intercommunicator (acceptor's group: side 0, connector's: side 1),
- * hands side 1 to the connector and wakes it. Each root then passes its
- * side to its communicator (outcome.c). Closing a port refuses the requests
- * still queued and wakes an acceptor waiting on it (MPI_ERR_PORT).
+ * A port name is printable and names the node process that opened it and
+ * a tag unique there: "strand-port:HOST:PORT:JOB:NODE:TAG" (where the
+ * node process listens, its job id in hex, its node index, the tag), e.g.
+ * strand-port:vm:41235:5f0c3e1a9b7d2c44:0:1. Opening a port starts the
+ * network layer of a job of one node process (net_ensure_started), so
+ * that another process can reach it.
  *
- * A port of another process (another PID or host) needs the network layer:
- * connecting to it fails with MPI_ERR_PORT, as a bogus or closed name does,
- * at once (the bounded wait is zero: a name of this process that is not in
- * the table can never become valid, tags are not reused). */
+ * The process keeps a registry of its open ports by tag (util/registry.h:
+ * the network progress thread looks ports up when a connection request
+ * arrives). A connecting root sends its offer (its group's highest
+ * context id proposal and the group's rank identities) to the port: into
+ * the port's queue directly when the port is in this process, else in a
+ * DPM_CONNECT frame that the port's progress thread queues. The accepting
+ * root takes the oldest request, agrees on the context id (the larger
+ * proposal), and answers with the id and its own group's identities
+ * (directly, or in a DPM_ACCEPT frame). The acceptor's group is side 0.
+ * Each root then hands the description to its communicator (outcome.c),
+ * and every node process of either group builds its copy of the
+ * intercommunicator. Closing a port refuses the requests still queued and
+ * wakes an acceptor waiting on it (MPI_ERR_PORT).
+ *
+ * Connecting fails with MPI_ERR_PORT: at once for a name that is not a
+ * Strand port name, or names a port of this process that is not open; as
+ * soon as the port's node process answers that the port is not open, or
+ * refuses the connection (nothing listens there any more); after
+ * STRAND_PORT_TIMEOUT seconds (default 10) when its host cannot be
+ * reached or something else answers there. A port that is open but where
+ * nobody accepts yet makes connect wait, as MPI-2.2 10.4.2 allows. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,87 +39,235 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../coll/coll.h"
+#include "../net/net.h"
 #include "../pt2pt/pt2pt.h"
 #include "dpm.h"
 
-enum connect_state { CONNECT_QUEUED, CONNECT_ACCEPTED, CONNECT_REFUSED };
+/* ---- port names */
+
+struct port_address {
+    char host[160];                 /* leaves room for the rest in MPI_MAX_PORT_NAME */
+    int port;                       /* where its node process listens (0: nowhere) */
+    uint64_t job;
+    int node;
+    uint64_t tag;
+};
+
+static void port_name_make(char *out, const struct port_address *a)
+{
+    snprintf(out, MPI_MAX_PORT_NAME, "strand-port:%.159s:%d:%" PRIx64 ":%d:%" PRIu64, a->host, a->port, a->job,
+             a->node, a->tag);
+}
+
+static bool number_field(const char *text, int base, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (*text == '\0' || *text == '-' || *text == '+')
+        return false;
+    unsigned long long v = strtoull(text, &end, base);
+    if (*end != '\0' || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Fields from the right, so that the host may hold colons (IPv6). */
+static bool port_parse(const char *name, struct port_address *a)
+{
+    char copy[MPI_MAX_PORT_NAME];
+    if (strncmp(name, "strand-port:", 12) != 0 || strnlen(name, MPI_MAX_PORT_NAME) == MPI_MAX_PORT_NAME)
+        return false;
+    snprintf(copy, sizeof copy, "%s", name + 12);
+    const char *field[4];
+    for (int i = 3; i >= 0; i--) {
+        char *colon = strrchr(copy, ':');
+        if (colon == NULL)
+            return false;
+        field[i] = colon + 1;
+        *colon = '\0';
+    }
+    uint64_t port, node;
+    if (copy[0] == '\0' || strlen(copy) >= sizeof a->host || !number_field(field[0], 10, 65535, &port) ||
+        !number_field(field[1], 16, UINT64_MAX, &a->job) || !number_field(field[2], 10, WIRE_MAX_NODES, &node) ||
+        !number_field(field[3], 10, UINT64_MAX, &a->tag))
+        return false;
+    snprintf(a->host, sizeof a->host, "%s", copy);
+    a->port = (int)port;
+    a->node = (int)node;
+    return true;
+}
+
+static bool port_is_here(const struct port_address *a)
+{
+    return a->job == net_self_job_id() && a->node == net_self_node();
+}
+
+/* ---- the connecting side's wait for an answer */
+
+enum connect_state { CONNECT_WAITING, CONNECT_ANSWERED };
+
+/* A connecting root waiting for the acceptor: answered by the accepting
+ * root (same process) or by the progress thread (DPM_ACCEPT, or the
+ * port's node process lost). Lives on the connector's stack; remote waits
+ * are also in `waits` (found by cookie). */
+struct connect_wait {
+    struct connect_wait *next;
+    uint64_t cookie;
+    struct net_peer *peer;          /* the port's node process, NULL when here */
+    struct rank *waiter;
+    atomic_int state;
+    struct bytes_out answer;        /* status, agreed id, the acceptor's identities */
+    char why[256];                  /* the port's process cannot be reached: why */
+};
+
+/* Remote waits: touched twice per connect, never on a message path, so a
+ * list under a mutex. */
+static struct {
+    pthread_mutex_t lock;
+    struct connect_wait *list;
+    uint64_t next_cookie;
+} waits = { PTHREAD_MUTEX_INITIALIZER, NULL, 1 };
+
+static void wait_answer(struct connect_wait *w, const unsigned char *answer, size_t len, const char *why)
+{
+    bytes_put(&w->answer, answer, len);
+    if (why != NULL)
+        snprintf(w->why, sizeof w->why, "%s", why);
+    struct rank *waiter = w->waiter;
+    atomic_store_explicit(&w->state, CONNECT_ANSWERED, memory_order_release);
+    rank_wake(waiter);      /* w may be gone once the state is set */
+}
+
+/* Answers (an offer or an acceptance) start with these. */
+enum { ANSWER_HEADER_BYTES = 8 };
+
+static void answer_header(struct bytes_out *out, int status, uint32_t id)
+{
+    bytes_put_u32(out, (uint32_t)status);
+    bytes_put_u32(out, id);
+}
+
+/* ---- the port registry */
 
 struct connect_request {
     struct connect_request *next;
-    struct rank **members;          /* the connecting group */
-    int size;
-    struct rank *waiter;            /* the connecting root */
-    atomic_int state;
-    struct comm_core *core;         /* ACCEPTED: the connector's side (one reference per member) */
-    int accept_error;               /* ACCEPTED with core NULL: why */
+    unsigned char *offer;           /* proposal, then the connecting group's identities */
+    size_t offer_len;
+    struct connect_wait *local;     /* a connector of this process, or */
+    struct net_peer *peer;          /* the node process of a connector elsewhere ... */
+    uint64_t cookie;                /* ... and its wait there */
 };
 
 struct port {
-    struct port *next;
+    struct registry_node reg;       /* key (tag, 0) */
     char name[MPI_MAX_PORT_NAME];
-    struct connect_request *queue, **queue_tail;
+    struct connect_request *queue, **queue_tail;    /* under ports.lock */
     struct rank *acceptor;          /* a root sleeping in accept, or NULL */
     atomic_bool closed;
-    atomic_int users;               /* the table + acceptors inside accept */
+    atomic_int users;               /* the registry + acceptors inside accept */
 };
 
 static struct {
-    pthread_mutex_t lock;
-    struct port *list;
+    pthread_mutex_t lock;           /* queues and acceptors of every port */
+    struct registry registry;
     uint64_t next_tag;
-} ports = { PTHREAD_MUTEX_INITIALIZER, NULL, 1 };
+} ports = { PTHREAD_MUTEX_INITIALIZER, REGISTRY_INIT, 1 };
 
-static void port_name_make(char *out, uint64_t tag)
+/* The open port `tag`, with a use (NULL if none). */
+static struct port *port_use(uint64_t tag)
 {
-    char host[128];
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "localhost");
-    host[sizeof host - 1] = '\0';
-    snprintf(out, MPI_MAX_PORT_NAME, "strand-port:%s:%ld:%" PRIu64, host, (long)getpid(), tag);
-}
-
-/* Under the lock. */
-static struct port *port_find(const char *name)
-{
-    struct port *p = ports.list;
-    while (p != NULL && strncmp(p->name, name, MPI_MAX_PORT_NAME) != 0)
-        p = p->next;
+    registry_read_lock();
+    struct registry_node *n = registry_find(&ports.registry, tag, 0);
+    struct port *p = n != NULL ? caa_container_of(n, struct port, reg) : NULL;
+    if (p != NULL && atomic_load(&p->closed))
+        p = NULL;
+    if (p != NULL)
+        atomic_fetch_add(&p->users, 1);
+    registry_read_unlock();
     return p;
 }
 
 static void port_release(struct port *p)
 {
-    if (atomic_fetch_sub(&p->users, 1) == 1)
+    if (atomic_fetch_sub(&p->users, 1) == 1) {
+        registry_synchronize();     /* the progress thread may still be looking at it */
         free(p);
+    }
 }
 
-/* Why a port name cannot be used, for messages. */
-static const char *port_unknown_reason(const char *name)
+static void connect_request_free(struct connect_request *r)
 {
-    long pid;
-    if (strncmp(name, "strand-port:", 12) != 0)
-        return "not a Strand port name (strand-port:HOST:PID:TAG)";
-    const char *p = strchr(name + 12, ':');
-    if (p == NULL || sscanf(p + 1, "%ld:", &pid) != 1)
-        return "a damaged port name";
-    if (pid != (long)getpid())
-        return "a port of another node process (connecting across processes needs the network layer)";
-    return "the port is not open (closed, or never opened)";
+    free(r->offer);
+    free(r);
+}
+
+/* Tells a connector its request was refused or answered: `answer` bytes. */
+static void request_answer(struct connect_request *r, struct bytes_out *answer)
+{
+    if (r->local != NULL) {
+        wait_answer(r->local, answer->data, answer->len, NULL);
+        free(answer->data);
+    } else if (net_dpm_send(r->peer, DPM_ACCEPT, r->cookie, 0, 0, answer->data, answer->len) != MPI_SUCCESS) {
+        strand_job_abort(1, "Strand MPI: out of memory while answering a connection request\n");
+    }
+    answer->data = NULL;
+}
+
+static void request_refuse(struct connect_request *r)
+{
+    struct bytes_out no = { 0 };
+    answer_header(&no, MPI_ERR_PORT, 0);
+    request_answer(r, &no);
+    connect_request_free(r);
+}
+
+/* Queues a request on an open port (false: not open) and wakes its acceptor. */
+static bool request_queue(uint64_t tag, struct connect_request *r)
+{
+    struct port *p = port_use(tag);
+    if (p == NULL)
+        return false;
+    pthread_mutex_lock(&ports.lock);
+    bool open = !atomic_load(&p->closed);
+    if (open) {
+        r->next = NULL;
+        *p->queue_tail = r;
+        p->queue_tail = &r->next;
+        if (p->acceptor != NULL)
+            rank_wake(p->acceptor);
+    }
+    pthread_mutex_unlock(&ports.lock);
+    port_release(p);
+    return open;
 }
 
 /* Opens a port; its name goes to `name` (MPI_MAX_PORT_NAME bytes). */
 static int port_open(char *name)
 {
+    char why[256];
     struct port *p = calloc(1, sizeof *p);
     if (p == NULL)
         return MPI_ERR_NO_MEM;
+    /* Reachable from other processes; without a network (it cannot
+     * start) the port still serves this process. */
+    (void)net_ensure_started(why, sizeof why);
+    struct port_address a = { .port = net_self_port(), .job = net_self_job_id(), .node = net_self_node() };
+    snprintf(a.host, sizeof a.host, "%s", net_self_host());
     p->queue_tail = &p->queue;
     atomic_store(&p->users, 1);
     pthread_mutex_lock(&ports.lock);
-    port_name_make(p->name, ports.next_tag++);
-    p->next = ports.list;
-    ports.list = p;
+    a.tag = ports.next_tag++;
     pthread_mutex_unlock(&ports.lock);
+    port_name_make(p->name, &a);
+    p->reg.key[0] = a.tag;
+    registry_read_lock();
+    struct registry_node *in = registry_add(&ports.registry, &p->reg);
+    registry_read_unlock();
+    if (in != &p->reg) {
+        free(p);
+        return MPI_ERR_NO_MEM;
+    }
     memcpy(name, p->name, strlen(p->name) + 1);
     return MPI_SUCCESS;
 }
@@ -122,34 +286,60 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
 }
 STRAND_MPI_ALIAS(MPI_Open_port);
 
+/* The open port of this process that `name` names, with a use, or NULL. */
+static struct port *port_named(const char *name)
+{
+    struct port_address a;
+    if (!port_parse(name, &a) || !port_is_here(&a))
+        return NULL;
+    struct port *p = port_use(a.tag);
+    if (p != NULL && strncmp(p->name, name, MPI_MAX_PORT_NAME) != 0) {
+        port_release(p);        /* the tag of another port: a damaged name */
+        p = NULL;
+    }
+    return p;
+}
+
 /* Closes a port: its queued connectors are refused, its acceptor woken.
  * MPI_ERR_PORT when no such port is open. */
 static int port_close(const char *name)
 {
+    struct port *p = port_named(name);
+    if (p == NULL)
+        return MPI_ERR_PORT;
     pthread_mutex_lock(&ports.lock);
-    struct port **pp = &ports.list;
-    while (*pp != NULL && strncmp((*pp)->name, name, MPI_MAX_PORT_NAME) != 0)
-        pp = &(*pp)->next;
-    struct port *p = *pp;
-    if (p != NULL) {
-        *pp = p->next;
-        atomic_store(&p->closed, true);
-        for (struct connect_request *r = p->queue; r != NULL;) {
-            struct connect_request *next = r->next;
-            struct rank *waiter = r->waiter;
-            atomic_store_explicit(&r->state, CONNECT_REFUSED, memory_order_release);
-            rank_wake(waiter);      /* r may be gone once the state is set */
-            r = next;
-        }
+    bool was_open = !atomic_exchange(&p->closed, true);
+    struct connect_request *queue = was_open ? p->queue : NULL;
+    if (was_open) {
         p->queue = NULL;
+        p->queue_tail = &p->queue;
+        registry_read_lock();
+        registry_remove(&ports.registry, &p->reg);
+        registry_read_unlock();
         if (p->acceptor != NULL)
             rank_wake(p->acceptor);
     }
     pthread_mutex_unlock(&ports.lock);
-    if (p == NULL)
-        return MPI_ERR_PORT;
-    port_release(p);
-    return MPI_SUCCESS;
+    while (queue != NULL) {
+        struct connect_request *next = queue->next;
+        request_refuse(queue);
+        queue = next;
+    }
+    port_release(p);            /* our use */
+    if (was_open)
+        port_release(p);        /* the registry's */
+    return was_open ? MPI_SUCCESS : MPI_ERR_PORT;
+}
+
+/* Why a port name cannot be used, for messages. */
+static const char *port_unknown_reason(const char *name)
+{
+    struct port_address a;
+    if (strncmp(name, "strand-port:", 12) != 0)
+        return "not a Strand port name (strand-port:HOST:PORT:JOB:NODE:TAG)";
+    if (!port_parse(name, &a))
+        return "a damaged port name";
+    return "the port is not open (closed, or never opened)";
 }
 
 int PMPI_Close_port(char *port_name)
@@ -169,6 +359,14 @@ STRAND_MPI_ALIAS(MPI_Close_port);
 
 /* ---- the roots' handshake */
 
+/* What a root offers: its group's highest proposal and its identities. */
+static bool offer_make(const struct strand_comm *c, uint32_t proposal, int status, struct bytes_out *out)
+{
+    answer_header(out, status, proposal);
+    identity_encode(c->core->local_members, c->core->local_size, out);
+    return !out->failed;
+}
+
 static bool port_has_request(void *arg)
 {
     struct port *p = arg;
@@ -176,18 +374,9 @@ static bool port_has_request(void *arg)
            __atomic_load_n(&p->queue, __ATOMIC_ACQUIRE) != NULL;
 }
 
-static void accept_at_root(const char *port_name, const struct strand_comm *c, struct dpm_outcome *o)
+/* The oldest request on the port, waiting for one; NULL once it closed. */
+static struct connect_request *request_take(struct port *p)
 {
-    pthread_mutex_lock(&ports.lock);
-    struct port *p = port_find(port_name);
-    if (p != NULL)
-        atomic_fetch_add(&p->users, 1);
-    pthread_mutex_unlock(&ports.lock);
-    if (p == NULL) {
-        o->error = MPI_ERR_PORT;
-        snprintf(o->message, sizeof o->message, "%s: %s", port_name, port_unknown_reason(port_name));
-        return;
-    }
     struct connect_request *r = NULL;
     pthread_mutex_lock(&ports.lock);
     while (!atomic_load(&p->closed) && (r = p->queue) == NULL) {
@@ -203,67 +392,181 @@ static void accept_at_root(const char *port_name, const struct strand_comm *c, s
             p->queue_tail = &p->queue;
     }
     pthread_mutex_unlock(&ports.lock);
-    if (r == NULL) {
-        o->error = MPI_ERR_PORT;
-        snprintf(o->message, sizeof o->message, "%s was closed while accepting", port_name);
-    } else {
-        struct comm_core *lc = c->core;
-        o->core = comm_intercomm_pair_create(lc->local_members, lc->local_size, r->members, r->size);
-        if (o->core == NULL) {
-            o->error = r->accept_error = MPI_ERR_NO_MEM;
-            snprintf(o->message, sizeof o->message, "out of memory");
-        }
-        r->core = o->core != NULL ? o->core->peer : NULL;
-        struct rank *waiter = r->waiter;
-        atomic_store_explicit(&r->state, CONNECT_ACCEPTED, memory_order_release);
-        rank_wake(waiter);
-    }
-    port_release(p);
+    return r;
 }
 
-static bool connect_answered(void *arg)
+static void accept_at_root(const char *port_name, const struct strand_comm *c, uint32_t proposal,
+                           struct dpm_outcome *o)
 {
-    struct connect_request *r = arg;
-    return atomic_load_explicit(&r->state, memory_order_acquire) != CONNECT_QUEUED;
-}
-
-static void connect_at_root(const char *port_name, const struct strand_comm *c, struct dpm_outcome *o)
-{
-    struct connect_request r = { .members = c->core->local_members, .size = c->core->local_size,
-                                 .waiter = strand_self };
-    atomic_init(&r.state, CONNECT_QUEUED);
-    pthread_mutex_lock(&ports.lock);
-    struct port *p = port_find(port_name);
-    if (p != NULL) {
-        *p->queue_tail = &r;
-        p->queue_tail = &r.next;
-        if (p->acceptor != NULL)
-            rank_wake(p->acceptor);
-    }
-    pthread_mutex_unlock(&ports.lock);
+    struct port *p = port_named(port_name);
     if (p == NULL) {
         o->error = MPI_ERR_PORT;
         snprintf(o->message, sizeof o->message, "%s: %s", port_name, port_unknown_reason(port_name));
         return;
     }
-    rank_wait_until(strand_self, connect_answered, &r);
-    if (atomic_load(&r.state) == CONNECT_REFUSED) {
+    struct connect_request *r = request_take(p);
+    port_release(p);
+    if (r == NULL) {
         o->error = MPI_ERR_PORT;
-        snprintf(o->message, sizeof o->message, "%s was closed before the connection was accepted", port_name);
-    } else if (r.core == NULL) {
-        o->error = r.accept_error;
-        snprintf(o->message, sizeof o->message, "the accepting side ran out of memory");
+        snprintf(o->message, sizeof o->message, "%s was closed while accepting", port_name);
+        return;
     }
-    o->core = r.core;
+    struct bytes_in offer = { r->offer, r->offer_len, 0, false };
+    bytes_get_u32(&offer);      /* a connector's status: 0 */
+    uint32_t theirs = bytes_get_u32(&offer), id = theirs > proposal ? theirs : proposal;
+    struct bytes_out answer = { 0 };
+    if (offer.bad || !offer_make(c, id, MPI_SUCCESS, &answer)) {
+        free(answer.data);
+        request_refuse(r);
+        o->error = MPI_ERR_NO_MEM;
+        snprintf(o->message, sizeof o->message, "out of memory, or a malformed connection request");
+        return;
+    }
+    dpm_outcome_describe(o, id, 0, r->offer + offer.pos, bytes_left(&offer));
+    request_answer(r, &answer);
+    connect_request_free(r);
+}
+
+static bool connect_answered(void *arg)
+{
+    struct connect_wait *w = arg;
+    return atomic_load_explicit(&w->state, memory_order_acquire) != CONNECT_WAITING;
+}
+
+/* Sends the offer to the port's node process, which queues it on the port. */
+static int connect_remote(const struct port_address *a, struct connect_wait *w, struct bytes_out *offer)
+{
+    char why[256];
+    if (net_ensure_started(why, sizeof why) != MPI_SUCCESS) {
+        snprintf(w->why, sizeof w->why, "this process cannot reach others: %.200s", why);
+        return MPI_ERR_PORT;
+    }
+    w->peer = net_peer_get(a->job, a->node, a->host, a->port);
+    if (w->peer == NULL)
+        return MPI_ERR_NO_MEM;
+    pthread_mutex_lock(&waits.lock);
+    w->cookie = waits.next_cookie++;
+    w->next = waits.list;
+    waits.list = w;
+    pthread_mutex_unlock(&waits.lock);
+    if (net_dpm_send(w->peer, DPM_CONNECT, a->tag, w->cookie, 0, offer->data, offer->len) != MPI_SUCCESS)
+        strand_job_abort(1, "Strand MPI: out of memory while connecting\n");
+    offer->data = NULL;
+    return MPI_SUCCESS;
+}
+
+static void wait_forget(struct connect_wait *w)
+{
+    pthread_mutex_lock(&waits.lock);
+    struct connect_wait **link = &waits.list;
+    while (*link != NULL && *link != w)
+        link = &(*link)->next;
+    if (*link == w)
+        *link = w->next;
+    pthread_mutex_unlock(&waits.lock);
+}
+
+static void connect_at_root(const char *port_name, const struct strand_comm *c, uint32_t proposal,
+                            struct dpm_outcome *o)
+{
+    struct port_address a;
+    struct connect_wait w = { .waiter = strand_self };
+    atomic_init(&w.state, CONNECT_WAITING);
+    if (!port_parse(port_name, &a)) {
+        o->error = MPI_ERR_PORT;
+        snprintf(o->message, sizeof o->message, "%s: %s", port_name, port_unknown_reason(port_name));
+        return;
+    }
+    /* Remote ranks must be able to reach this process's ranks. */
+    char why[256];
+    if (!port_is_here(&a) && net_ensure_started(why, sizeof why) != MPI_SUCCESS) {
+        o->error = MPI_ERR_PORT;
+        snprintf(o->message, sizeof o->message, "%s: this process cannot reach others: %s", port_name, why);
+        return;
+    }
+    struct bytes_out offer = { 0 };
+    int rc = offer_make(c, proposal, MPI_SUCCESS, &offer) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && port_is_here(&a)) {
+        struct connect_request *r = calloc(1, sizeof *r);
+        if (r == NULL) {
+            rc = MPI_ERR_NO_MEM;
+        } else {
+            *r = (struct connect_request){ .offer = offer.data, .offer_len = offer.len, .local = &w };
+            offer.data = NULL;
+            if (!request_queue(a.tag, r)) {
+                r->local = NULL;
+                connect_request_free(r);
+                rc = MPI_ERR_PORT;
+                snprintf(w.why, sizeof w.why, "the port is not open (closed, or never opened)");
+            }
+        }
+    } else if (rc == MPI_SUCCESS) {
+        rc = connect_remote(&a, &w, &offer);
+    }
+    free(offer.data);
+    if (rc == MPI_SUCCESS) {
+        rank_wait_until(strand_self, connect_answered, &w);
+        if (w.peer != NULL)
+            wait_forget(&w);
+    }
+    struct bytes_in in = { w.answer.data, w.answer.len, 0, false };
+    int status = rc == MPI_SUCCESS ? (int)bytes_get_u32(&in) : rc;
+    uint32_t id = bytes_get_u32(&in);
+    if (rc == MPI_SUCCESS && in.bad)
+        status = MPI_ERR_PORT;      /* no answer: the port's node process was lost */
+    if (status == MPI_SUCCESS) {
+        dpm_outcome_describe(o, id, 1, w.answer.data + in.pos, bytes_left(&in));
+    } else {
+        o->error = status;
+        snprintf(o->message, sizeof o->message, "%s: %s", port_name,
+                 w.why[0] != '\0' ? w.why
+                 : status == MPI_ERR_PORT ? "the port was closed, or is not open, before the connection was accepted"
+                                          : "out of memory");
+    }
+    free(w.answer.data);
+}
+
+/* ---- frames from other node processes (the progress thread) */
+
+void dpm_port_frame(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
+{
+    if (f->context_id == DPM_CONNECT) {
+        struct connect_request *r = calloc(1, sizeof *r);
+        unsigned char *copy = malloc(f->payload_len + 1);
+        if (r == NULL || copy == NULL)
+            strand_job_abort(1, "Strand MPI: out of memory for a connection request\n");
+        memcpy(copy, payload, f->payload_len);
+        *r = (struct connect_request){ .offer = copy, .offer_len = f->payload_len, .peer = from, .cookie = f->b };
+        if (!request_queue(f->a, r))
+            request_refuse(r);
+        return;
+    }
+    /* DPM_ACCEPT: the answer to one of our waits */
+    pthread_mutex_lock(&waits.lock);
+    struct connect_wait *w = waits.list;
+    while (w != NULL && (w->cookie != f->a || w->peer != from))
+        w = w->next;
+    if (w != NULL && atomic_load(&w->state) == CONNECT_WAITING)
+        wait_answer(w, payload, f->payload_len, NULL);
+    pthread_mutex_unlock(&waits.lock);
+}
+
+void dpm_port_peer_lost(struct net_peer *peer, const char *what)
+{
+    pthread_mutex_lock(&waits.lock);
+    for (struct connect_wait *w = waits.list; w != NULL; w = w->next)
+        if (w->peer == peer && atomic_load(&w->state) == CONNECT_WAITING)
+            wait_answer(w, NULL, 0, what);
+    pthread_mutex_unlock(&waits.lock);
 }
 
 struct handshake {
     const char *port_name;
-    void (*at_root)(const char *port_name, const struct strand_comm *c, struct dpm_outcome *o);
+    void (*at_root)(const char *port_name, const struct strand_comm *c, uint32_t proposal, struct dpm_outcome *o);
 };
 
 /* The root's part of accept or connect (dpm_root_fn). */
-static struct dpm_outcome *handshake_root(struct strand_comm *c, void *arg)
+static struct dpm_outcome *handshake_root(struct strand_comm *c, void *arg, const struct dpm_root_context *ctx)
 {
     const struct handshake *h = arg;
     struct dpm_outcome *o = dpm_outcome_alloc(c->core->local_size, 0);
@@ -271,7 +574,7 @@ static struct dpm_outcome *handshake_root(struct strand_comm *c, void *arg)
         o->error = MPI_ERR_ARG;
         snprintf(o->message, sizeof o->message, "port_name must not be NULL at the root");
     } else if (o != NULL) {
-        h->at_root(h->port_name, c, o);
+        h->at_root(h->port_name, c, ctx->proposal, o);
     }
     return o;
 }
@@ -323,10 +626,9 @@ static int read_all(int fd, char *buf, size_t len)
     return 0;
 }
 
-/* Each side opens a port and sends its name; the side with the smaller
- * name accepts on its port, the other connects to it. Both ends must be
- * ranks of this node process (a port of another process is refused by
- * connect until the network layer exists). */
+/* Each side opens a port and sends its name over the socket; the side
+ * with the smaller name accepts on its port, the other connects to it
+ * (the two ends may be in one node process or in two of any jobs). */
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     const char *where = "MPI_Comm_join";
@@ -379,6 +681,16 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
         if (!request_detached_on(strand_self, c))
             break;
         sched_yield();
+    }
+    /* Across node processes, every member is done sending on it once all
+     * are here: after that no message of it is in flight (each sender's
+     * messages to a receiver arrive in order), and the proxies of other
+     * jobs that only this communicator reached may go with it, which makes
+     * the jobs independent again. */
+    if (comm_core_spans_nodes(c->core)) {
+        rc = coll_barrier(c);
+        if (rc != MPI_SUCCESS)
+            return error_report(*comm, rc, where, "the members could not meet");
     }
     rc = comm_free_handle(c, where);
     if (rc != MPI_SUCCESS)

@@ -1,14 +1,20 @@
 /* MPI_Comm_spawn, MPI_Comm_spawn_multiple, MPI_Comm_get_parent.
  *
- * Spawning onto this node process: the root resolves each command like
- * execvp (relative to the `wdir` and `path` info keys), reads it as a
- * Strand program (privatize/), makes a new world (src/core/world.c) of all
- * the children, the intercommunicator between the parents' group and that
- * world, each child's parent handle, and starts one rank thread per child,
- * which loads its own copy of its command and runs its main. The other
- * parents take their side of the intercommunicator (or the error) from the
- * root (outcome.c). Nothing is created when a command fails, unless the
- * `soft` info key allows it to start no process. */
+ * The root resolves each command like execvp (relative to the `wdir` and
+ * `path` info keys) and reads it as a Strand program (privatize/), which
+ * checks it before anything is created, then places the children on node
+ * processes of its job (the `host` key, Strand's `nodes` and `ppn` keys,
+ * by default all of them: see spawn_place).
+ *
+ * All onto this node process: the root makes a new world
+ * (src/core/world.c) of all the children, the intercommunicator between
+ * the parents' group and that world, each child's parent handle, and
+ * starts one rank thread per child, which loads its own copy of its
+ * command and runs its main. Some onto others: the spawn service
+ * (service.c) does the same in every node process that hosts children.
+ * The other parents take their side of the intercommunicator (or the
+ * error) from the root (outcome.c). Nothing is created when a command
+ * fails, unless the `soft` info key allows it to start no process. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +25,8 @@
 
 #include "../../privatize/privatize.h"
 #include "../comm/info.h"
+#include "../net/layout.h"
+#include "../net/net.h"
 #include "dpm.h"
 
 /* What the root was asked for (arguments significant at the root only). */
@@ -33,7 +41,7 @@ struct spawn_request {
 /* One command as the root understood it. */
 struct spawn_command {
     int nprocs;                     /* to start: maxprocs, or the soft choice */
-    struct node_program *program;   /* NULL when the command cannot start */
+    struct node_program *program;   /* opened for nprocs ranks; NULL when none start */
 };
 
 /* ---- info keys */
@@ -78,8 +86,7 @@ static int soft_best(const char *text, int maxprocs)
     return best;
 }
 
-/* The `host` key may only name this machine until spawn reaches other
- * node processes (the network layer). */
+/* Whether `host` names this machine. */
 static bool host_is_here(const char *host)
 {
     char name[256];
@@ -155,24 +162,49 @@ static int resolve_command(const char *command, const char *wdir, const char *pa
     return rc3 == 0 ? 0 : rc != ENOENT ? rc : rc2 != ENOENT ? rc2 : rc3;
 }
 
-/* Reads command i; on failure writes why into o->message and returns
- * MPI_ERR_SPAWN (or MPI_ERR_INFO / MPI_ERR_ARG for bad keys). */
-static int command_prepare(const struct spawn_request *rq, int i, struct spawn_command *cmd,
-                           struct dpm_outcome *o)
+int dpm_command_open(const char *command, const char *wdir, const char *path_key, char *const *args, int nprocs,
+                     struct node_program **program, char *why, size_t len)
+{
+    char path[PATH_MAX], reason[1024];
+    struct stat st;
+    *program = NULL;
+    if (wdir != NULL && (stat(wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        snprintf(why, len, "wdir %.300s is not a directory", wdir);
+        return -1;
+    }
+    int rc = resolve_command(command, wdir, path_key, path, sizeof path);
+    if (rc != 0) {
+        snprintf(why, len, "%.900s: %s", path,
+                 rc == ENOENT ? "no such file (searched the path info key, PATH and the working directory)"
+                 : rc == EACCES ? "not an executable file (permission denied)" : strerror(rc));
+        return -1;
+    }
+    if (nprocs == 0)
+        return 0;
+    /* argv[0] is the command as given, as execvp passes it */
+    *program = privatize_program_open(path, command, args, nprocs, wdir, reason, sizeof reason);
+    if (*program != NULL)
+        return 0;
+    snprintf(why, len, "%s", reason);
+    return -1;
+}
+
+/* Command i's process count (maxprocs, or the soft choice). With `soft`,
+ * whether it can start decides the count, so it is opened here for all
+ * its processes (0 when it cannot start and soft allows 0); otherwise it
+ * is opened once it is placed (command_open_share). On failure writes why
+ * into o->message and returns MPI_ERR_SPAWN (or MPI_ERR_INFO for a bad
+ * soft value). */
+static int command_count(const struct spawn_request *rq, int i, struct spawn_command *cmd, struct dpm_outcome *o)
 {
     const char *command = rq->commands[i];
     MPI_Info info = rq->infos[i];
     cmd->nprocs = rq->maxprocs[i];
     cmd->program = NULL;
-    const char *host = info_value(info, "host");
-    if (host != NULL && !host_is_here(host)) {
-        snprintf(o->message, sizeof o->message,
-                 "cannot start %s on host %s: this job's node process is the only one it can spawn "
-                 "onto (spawning on other hosts needs the network layer)", command, host);
-        return MPI_ERR_SPAWN;
-    }
     const char *soft = info_value(info, "soft");
-    int soft_nprocs = soft != NULL ? soft_best(soft, rq->maxprocs[i]) : rq->maxprocs[i];
+    if (soft == NULL)
+        return MPI_SUCCESS;
+    int soft_nprocs = soft_best(soft, rq->maxprocs[i]);
     if (soft_nprocs == -2) {
         snprintf(o->message, sizeof o->message, "invalid soft info value \"%s\" for %s", soft, command);
         return MPI_ERR_INFO;
@@ -184,29 +216,13 @@ static int command_prepare(const struct spawn_request *rq, int i, struct spawn_c
         return MPI_ERR_SPAWN;
     }
     cmd->nprocs = soft_nprocs;
-    char path[PATH_MAX], why[1024];
-    const char *wdir = info_value(info, "wdir");
-    struct stat st;
-    if (wdir != NULL && (stat(wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        snprintf(o->message, sizeof o->message, "cannot spawn %.100s: wdir %.300s is not a directory", command, wdir);
-        return MPI_ERR_SPAWN;
-    }
-    int rc = resolve_command(command, wdir, info_value(info, "path"), path, sizeof path);
-    if (rc == 0 && cmd->nprocs > 0) {
-        char *const *args = rq->argvs != NULL ? rq->argvs[i] : NULL;
-        /* argv[0] is the command as given, as execvp passes it */
-        cmd->program = privatize_program_open(path, command, args, cmd->nprocs, wdir, why, sizeof why);
-        if (cmd->program != NULL)
-            return MPI_SUCCESS;
-    } else if (rc == 0) {
+    char why[1024];
+    char *const *args = rq->argvs != NULL ? rq->argvs[i] : NULL;
+    if (dpm_command_open(command, info_value(info, "wdir"), info_value(info, "path"), args, cmd->nprocs,
+                         &cmd->program, why, sizeof why) == 0)
         return MPI_SUCCESS;
-    } else {
-        snprintf(why, sizeof why, "%.900s: %s", path,
-                 rc == ENOENT ? "no such file (searched the path info key, PATH and the working directory)"
-                 : rc == EACCES ? "not an executable file (permission denied)" : strerror(rc));
-    }
     /* A soft spawn that allows 0 processes of this command goes on. */
-    if (soft != NULL && soft_best(soft, 0) == 0) {
+    if (soft_best(soft, 0) == 0) {
         cmd->nprocs = 0;
         return MPI_SUCCESS;
     }
@@ -214,16 +230,63 @@ static int command_prepare(const struct spawn_request *rq, int i, struct spawn_c
     return MPI_ERR_SPAWN;
 }
 
-static void commands_release(struct spawn_command *cmds, int count)
+/* Command i placed, `here` of its processes in this node process: its
+ * program for them (the node processes of the others check and open it
+ * for theirs). */
+static int command_open_share(const struct spawn_request *rq, int i, struct spawn_command *cmd, int here,
+                              struct dpm_outcome *o)
+{
+    if (cmd->program != NULL) {     /* soft: opened for all already */
+        if (cmd->nprocs > here)
+            privatize_program_release(cmd->program, cmd->nprocs - here);
+        if (here == 0)
+            cmd->program = NULL;
+        return MPI_SUCCESS;
+    }
+    if (here == 0)
+        return MPI_SUCCESS;
+    char why[1024];
+    char *const *args = rq->argvs != NULL ? rq->argvs[i] : NULL;
+    if (dpm_command_open(rq->commands[i], info_value(rq->infos[i], "wdir"), info_value(rq->infos[i], "path"), args,
+                         here, &cmd->program, why, sizeof why) == 0)
+        return MPI_SUCCESS;
+    snprintf(o->message, sizeof o->message, "cannot spawn %.100s: %.380s", rq->commands[i], why);
+    return o->error = MPI_ERR_SPAWN;
+}
+
+/* The programs' shares of a spawn that does not happen: `here` of each
+ * command's processes, or all (here NULL). */
+static void commands_release(struct spawn_command *cmds, int count, const int *here)
 {
     for (int i = 0; i < count; i++)
         if (cmds[i].program != NULL)
-            privatize_program_release(cmds[i].program, cmds[i].nprocs);
+            privatize_program_release(cmds[i].program, here != NULL ? here[i] : cmds[i].nprocs);
 }
 
 /* The children's world, the intercommunicator, their threads. */
+/* The intercommunicator between the parents and the children (all in
+ * this node process): built here with a fresh id when the parents are all
+ * here too; otherwise with the agreed id, described for the parents'
+ * node processes (the children's side built here for the children). */
+static struct comm_core *parents_children_core(const struct strand_comm *parent, struct world *w,
+                                               const struct dpm_root_context *ctx, struct dpm_outcome *o)
+{
+    struct comm_core *lc = parent->core;
+    if (!ctx->spans)
+        return comm_intercomm_pair_create(lc->local_members, lc->local_size, w->ranks, w->size);
+    struct bytes_out children = { 0 };
+    identity_encode(w->ranks, w->size, &children);
+    struct comm_core *core0 = NULL;
+    if (!children.failed) {
+        dpm_outcome_describe(o, ctx->proposal, 0, children.data, children.len);
+        core0 = comm_shared_core_take(ctx->proposal, lc->local_members, lc->local_size, w->ranks, w->size, w->size);
+    }
+    free(children.data);
+    return core0;
+}
+
 static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmds, int total,
-                       const struct strand_comm *parent, struct dpm_outcome *o)
+                       const struct strand_comm *parent, const struct dpm_root_context *ctx, struct dpm_outcome *o)
 {
     int *appnums = malloc((size_t)total * sizeof *appnums);
     void **args = malloc((size_t)total * sizeof *args);
@@ -236,15 +299,16 @@ static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmd
             appnums[j] = i;
             args[j] = cmds[i].program;
         }
-    w = world_create(total, appnums);
+    w = world_create(net_new_world_id(), total, appnums, CONTEXT_ID_NONE, NULL, 0);
     if (w == NULL)
         goto done;
-    struct comm_core *lc = parent->core;
-    o->core = comm_intercomm_pair_create(lc->local_members, lc->local_size, w->ranks, total);
-    if (o->core == NULL)
+    struct comm_core *core0 = parents_children_core(parent, w, ctx, o);
+    if (core0 == NULL)
         goto done;
+    if (!ctx->spans)
+        o->core = core0;
     for (int j = 0; j < total; j++) {
-        w->parents[j] = comm_handle_for(o->core->peer, j, NULL);
+        w->parents[j] = comm_handle_for(core0->peer, j, NULL);
         if (w->parents[j] == NULL)
             strand_job_abort(1, "Strand MPI: out of memory while spawning\n");
         snprintf(w->parents[j]->name, sizeof w->parents[j]->name, "MPI_COMM_PARENT"); /* MPI-2.2 10.3.2 */
@@ -254,47 +318,281 @@ static int spawn_world(const struct spawn_request *rq, struct spawn_command *cmd
     if (world_start_ranks(w, privatize_spawned_rank_main, args) != 0)
         strand_job_abort(1, "Strand MPI: cannot create the threads of spawned ranks "
                             "(see doc/limits.md: ulimit -u, vm.max_map_count)\n");
+    world_release(w);       /* the rank threads and the communicators hold it now */
     w = NULL;
     rc = MPI_SUCCESS;
 done:
     if (rc != MPI_SUCCESS) {
         snprintf(o->message, sizeof o->message, "out of memory while spawning %d processes", total);
-        commands_release(cmds, rq->count);
-        if (w != NULL) {
-            world_retain(w);
+        commands_release(cmds, rq->count, NULL);
+        if (w != NULL)
             world_release(w);
-        }
     }
     free(appnums);
     free(args);
     return rc;
 }
 
+/* ---- placement over the node processes of the job
+ *
+ * A command's children go, in blocks of consecutive ranks, to:
+ *  - `nodes` (Strand): the listed node indices of this job ("0,2", "1-3");
+ *  - else `host`: the job's node processes on that host; when the root's
+ *    is one of them, the root's alone;
+ *  - else the node processes of the parents (the spawning communicator's
+ *    members of this job), the root's first, then the following ones:
+ *    parents of one node process spawn there; and a node process whose
+ *    parent takes part in the spawn cannot end meanwhile.
+ * Over those, `ppn` (Strand) children each in order, else balanced blocks
+ * (as mpiexec places launched ranks). */
+
+static int job_nodes(void) { return net_active() ? net_job()->nnodes : 1; }
+static int self_node(void) { return net_active() ? net_job()->node : 0; }
+
+static const char *node_host(int node)
+{
+    const char *host;
+    int port;
+    if (node == self_node())
+        return net_active() ? net_job()->hosts[node] : net_self_host();
+    net_peer_contact(&net_job()->peers[node], &host, &port);
+    return host;
+}
+
+/* "a,b,c-d": node indices into nodes[] (at most job_nodes() of them,
+ * repeats dropped); their count, or -1 when malformed or out of range. */
+static int nodes_parse(const char *text, int *nodes)
+{
+    int n = 0, k = job_nodes();
+    const char *p = text;
+    while (*p != '\0') {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p)
+            return -1;
+        if (*end == '-') {
+            p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p)
+                return -1;
+        }
+        if (lo < 0 || hi < lo || hi >= k)
+            return -1;
+        for (long j = lo; j <= hi; j++) {
+            bool seen = false;
+            for (int i = 0; i < n; i++)
+                seen |= nodes[i] == (int)j;
+            if (!seen)
+                nodes[n++] = (int)j;
+        }
+        p = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0')
+            return -1;
+    }
+    return n;
+}
+
+/* Whether node process j of this job hosts a member of `parent`. */
+static bool hosts_a_parent(const struct strand_comm *parent, int j)
+{
+    const struct comm_core *c = parent->core;
+    for (int i = 0; i < c->local_size; i++) {
+        const struct net_peer *p = c->local_members[i]->remote;
+        if (p == NULL ? j == self_node() : !p->foreign && p->job_node == j)
+            return true;
+    }
+    return false;
+}
+
+/* The node processes command `command`'s children may go to; their
+ * count, or -1 with the error in o. */
+static int place_candidates(MPI_Info info, const char *command, const struct strand_comm *parent, int *nodes,
+                            struct dpm_outcome *o)
+{
+    const char *list = info_value(info, "nodes"), *host = info_value(info, "host");
+    int k = job_nodes(), me = self_node(), n = 0;
+    if (list != NULL) {
+        n = nodes_parse(list, nodes);
+        if (n > 0)
+            return n;
+        o->error = MPI_ERR_INFO;
+        snprintf(o->message, sizeof o->message,
+                 "invalid nodes info value \"%.100s\" for %.100s (node indices from 0 to %d, e.g. \"0,2-3\")", list,
+                 command, k - 1);
+        return -1;
+    }
+    if (host != NULL) {
+        bool here = host_is_here(host);
+        for (int j = 0; j < k; j++) {
+            const char *h = node_host(j);
+            if (here ? host_is_here(h) : strcmp(h, host) == 0) {
+                if (j == me)
+                    return nodes[0] = me, 1;
+                nodes[n++] = j;
+            }
+        }
+        if (n > 0)
+            return n;
+        o->error = MPI_ERR_SPAWN;
+        snprintf(o->message, sizeof o->message,
+                 "cannot start %.100s on host %.100s: no node process of this job runs there (mpiexec -hosts "
+                 "names the hosts of a job)", command, host);
+        return -1;
+    }
+    for (int j = 0; j < k; j++)
+        if (j == 0 || hosts_a_parent(parent, (me + j) % k))
+            nodes[n++] = (me + j) % k;
+    return n;
+}
+
+/* Appends the blocks of command i's `nprocs` children, from world rank
+ * *next on; MPI_SUCCESS or the error in o. */
+static int place_command(MPI_Info info, const char *command, const struct strand_comm *parent, int i, int nprocs,
+                         struct spawn_plan *plan, int *next, struct dpm_outcome *o)
+{
+    int *nodes = malloc((size_t)job_nodes() * sizeof *nodes);
+    if (nodes == NULL)
+        return o->error = MPI_ERR_NO_MEM;
+    int n = place_candidates(info, command, parent, nodes, o);
+    const char *ppn_text = info_value(info, "ppn");
+    long ppn = 0;
+    if (n > 0 && ppn_text != NULL) {
+        char *end;
+        ppn = strtol(ppn_text, &end, 10);
+        if (end == ppn_text || *end != '\0' || ppn < 1) {
+            o->error = MPI_ERR_INFO;
+            snprintf(o->message, sizeof o->message, "invalid ppn info value \"%.100s\" for %.100s", ppn_text, command);
+        } else if (ppn * n < nprocs) {
+            o->error = MPI_ERR_SPAWN;
+            snprintf(o->message, sizeof o->message,
+                     "cannot start %d processes of %.100s: ppn %ld on %d node processes holds only %ld", nprocs,
+                     command, ppn, n, ppn * n);
+        }
+    }
+    for (int b = 0; b < n && o->error == MPI_SUCCESS; b++) {
+        int first = ppn > 0 ? (int)(ppn * b < nprocs ? ppn * b : nprocs) : net_node_first_rank(nprocs, n, 0, b);
+        int end = ppn > 0 ? (int)(ppn * (b + 1) < nprocs ? ppn * (b + 1) : nprocs) : net_node_first_rank(nprocs, n, 0, b + 1);
+        if (end > first)
+            plan->blocks[plan->nblocks++] = (struct spawn_block){ nodes[b], *next + first, end - first, i };
+    }
+    *next += nprocs;
+    free(nodes);
+    return o->error;
+}
+
+/* Children of command i in this node process. */
+static int local_share(const struct spawn_plan *plan, int i)
+{
+    int n = 0;
+    for (int b = 0; b < plan->nblocks; b++)
+        if (plan->blocks[b].command == i && plan->blocks[b].node == self_node())
+            n += plan->blocks[b].count;
+    return n;
+}
+
+/* The plan of the children's world: where each command's children run. */
+static int plan_make(const struct spawn_request *rq, struct spawn_command *cmds, int total,
+                     const struct strand_comm *parent, struct spawn_plan *plan, struct dpm_outcome *o)
+{
+    *plan = (struct spawn_plan){ .gid = net_new_world_id(), .size = total, .ncommands = rq->count,
+                                 .commands = (const char **)rq->commands };
+    plan->blocks = calloc((size_t)rq->count * (size_t)job_nodes(), sizeof *plan->blocks);
+    plan->wdirs = calloc((size_t)rq->count, sizeof *plan->wdirs);
+    plan->paths = calloc((size_t)rq->count, sizeof *plan->paths);
+    plan->argvs = calloc((size_t)rq->count, sizeof *plan->argvs);
+    plan->programs = calloc((size_t)rq->count, sizeof *plan->programs);
+    if (plan->blocks == NULL || plan->wdirs == NULL || plan->paths == NULL || plan->argvs == NULL ||
+        plan->programs == NULL)
+        return o->error = MPI_ERR_NO_MEM;
+    int next = 0;
+    for (int i = 0; i < rq->count && o->error == MPI_SUCCESS; i++) {
+        plan->wdirs[i] = info_value(rq->infos[i], "wdir");
+        plan->paths[i] = info_value(rq->infos[i], "path");
+        plan->argvs[i] = rq->argvs != NULL ? rq->argvs[i] : NULL;
+        place_command(rq->infos[i], rq->commands[i], parent, i, cmds[i].nprocs, plan, &next, o);
+    }
+    return o->error;
+}
+
+static void plan_free(struct spawn_plan *plan)
+{
+    free(plan->blocks);
+    free(plan->wdirs);
+    free(plan->paths);
+    free((void *)plan->argvs);
+    free(plan->programs);
+}
+
+/* Children in other node processes: the spawn service (service.c). */
+static void spawn_elsewhere(struct spawn_plan *plan, struct spawn_command *cmds, const struct strand_comm *parent,
+                            const struct dpm_root_context *ctx, struct dpm_outcome *o)
+{
+    for (int i = 0; i < plan->ncommands; i++) {
+        plan->programs[i] = cmds[i].program;
+        cmds[i].program = NULL;
+    }
+    dpm_spawn_remote(plan, parent, ctx, o);
+}
+
+/* The programs of each command for its processes in this node process;
+ * the shares of the others are released. */
+static int commands_open_here(const struct spawn_request *rq, struct spawn_command *cmds, const struct spawn_plan *plan,
+                              struct dpm_outcome *o)
+{
+    int *here = calloc(rq->count > 0 ? (size_t)rq->count : 1, sizeof *here);
+    if (here == NULL)
+        return o->error = MPI_ERR_NO_MEM;
+    for (int i = 0; i < rq->count; i++)
+        here[i] = local_share(plan, i);
+    /* the soft ones first: then every program holds exactly here[i] shares */
+    for (int i = 0; i < rq->count; i++)
+        if (cmds[i].program != NULL)
+            command_open_share(rq, i, &cmds[i], here[i], o);
+    for (int i = 0; i < rq->count && o->error == MPI_SUCCESS; i++)
+        if (cmds[i].program == NULL)
+            command_open_share(rq, i, &cmds[i], here[i], o);
+    if (o->error != MPI_SUCCESS)
+        commands_release(cmds, rq->count, here);
+    free(here);
+    return o->error;
+}
+
 /* The root's part: fills in the outcome. */
 static void spawn_at_root(const struct spawn_request *rq, const struct strand_comm *parent,
-                          struct dpm_outcome *o)
+                          const struct dpm_root_context *ctx, struct dpm_outcome *o)
 {
     struct spawn_command *cmds = calloc((size_t)rq->count, sizeof *cmds);
+    struct spawn_plan plan = { 0 };
     if (cmds == NULL) {
         o->error = MPI_ERR_NO_MEM;
         return;
     }
     int total = 0, next = 0;
     for (int i = 0; i < rq->count && o->error == MPI_SUCCESS; i++) {
-        o->error = command_prepare(rq, i, &cmds[i], o);
+        o->error = command_count(rq, i, &cmds[i], o);
         total += cmds[i].nprocs;
     }
+    if (o->error == MPI_SUCCESS)
+        plan_make(rq, cmds, total, parent, &plan, o);
+    if (o->error == MPI_SUCCESS)
+        commands_open_here(rq, cmds, &plan, o);     /* releases what it cannot use */
+    else
+        commands_release(cmds, rq->count, NULL);    /* the soft commands opened so far */
     /* errcodes: one per requested process, in command order */
     for (int i = 0; i < rq->count; i++)
         for (int k = 0; k < rq->maxprocs[i]; k++, next++)
             o->errcodes[next] = o->error == MPI_SUCCESS && k < cmds[i].nprocs ? MPI_SUCCESS : MPI_ERR_SPAWN;
-    if (o->error != MPI_SUCCESS)
-        commands_release(cmds, rq->count);
-    else if (total > 0)
-        o->error = spawn_world(rq, cmds, total, parent, o);
+    bool all_here = true;
+    for (int b = 0; b < plan.nblocks; b++)
+        all_here &= plan.blocks[b].node == self_node();
+    if (o->error == MPI_SUCCESS && total > 0 && all_here)
+        o->error = spawn_world(rq, cmds, total, parent, ctx, o);
+    else if (o->error == MPI_SUCCESS && total > 0)
+        spawn_elsewhere(&plan, cmds, parent, ctx, o);
     if (o->error != MPI_SUCCESS)
         for (int k = 0; k < o->nerrcodes; k++)
             o->errcodes[k] = MPI_ERR_SPAWN;
+    plan_free(&plan);
     free(cmds);
 }
 
@@ -333,7 +631,7 @@ static int request_check(const struct spawn_request *rq, char *why, size_t len, 
 }
 
 /* The root's part of a spawn (dpm_root_fn). */
-static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg)
+static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg, const struct dpm_root_context *ctx)
 {
     const struct spawn_request *rq = arg;
     char why[256] = "";
@@ -343,7 +641,7 @@ static struct dpm_outcome *spawn_root(struct strand_comm *c, void *arg)
     if (o == NULL)
         return NULL;
     if (check == MPI_SUCCESS) {
-        spawn_at_root(rq, c, o);
+        spawn_at_root(rq, c, ctx, o);
         return o;
     }
     o->error = check;

@@ -186,12 +186,14 @@ int shared_fp_access(struct strand_file *f, MPI_Offset add, bool store, MPI_Offs
     return rc;
 }
 
-/* ".<name>.shfp.<job>.<context>" in the file's directory. */
-static char *shfp_name(const char *path, uint32_t context)
+/* ".<name>.shfp.<job>.<context>" in the file's directory, <job> being the
+ * job of the node process of the file's member 0: the same for every
+ * member, also when the communicator joins two jobs. */
+static char *shfp_name(const char *path, uint32_t context, const struct rank *member0)
 {
     const char *slash = strrchr(path, '/');
     int dir = slash != NULL ? (int)(slash - path + 1) : 0;
-    uint64_t job = net_active() ? net_job()->job_id : 0;
+    uint64_t job = member0->remote != NULL ? member0->remote->job_id : net_self_job_id();
     size_t len = strlen(path) + 64;
     char *name = malloc(len);
     if (name != NULL)
@@ -267,7 +269,7 @@ static struct io_core *span_core_create(struct comm_core *cc, const char *path, 
     core->size = cc->size;
     core->members = cc->members;
     core->path = strdup(path);
-    core->shfp_path = shfp_name(path, cc->context_id);
+    core->shfp_path = shfp_name(path, cc->context_id, cc->members[0]);
     core->slots = calloc((size_t)core->size, sizeof *core->slots);
     for (int i = 0; i < 2; i++)
         core->gather[i] = calloc((size_t)core->size * IO_GATHER_MAX, sizeof *core->gather[i]);

@@ -13,7 +13,8 @@
 
 #include "kv.h"
 
-enum { KV_TIMEOUT_MS = 10000, KV_LINE = 512 };
+/* KV_LINE is launcher/kvs.h's KVS_LINE_MAX. */
+enum { KV_TIMEOUT_MS = 10000, KV_LINE = 4096 };
 
 static pthread_mutex_t kv_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kv_fd = -1;
@@ -86,12 +87,12 @@ static int connect_to(const char *addr)
     return fd;
 }
 
-/* Under kv_lock: a connection, introduced. */
-static bool kv_connect(void)
+/* Under kv_lock: a connection to the server at `addr`, introduced. */
+static bool kv_connect(const char *addr)
 {
-    if (!net_kv_available())
+    if (addr == NULL || *addr == '\0')
         return false;
-    kv_fd = connect_to(getenv("STRAND_KV_ADDR"));
+    kv_fd = connect_to(addr);
     if (kv_fd < 0)
         return false;
     char line[KV_LINE];
@@ -107,9 +108,9 @@ static bool kv_connect(void)
 /* One request, one answer (under kv_lock), on a connection of its own:
  * requests are rare, and a node process keeps no socket open to mpiexec
  * (it holds only the connections its ranks' messages need). */
-static bool transact(const char *request, char *answer)
+static bool transact(const char *addr, const char *request, char *answer)
 {
-    if (!kv_connect())
+    if (!kv_connect(addr))
         return false;
     bool ok = send_line(request) && read_line(answer);
     close(kv_fd);
@@ -117,16 +118,34 @@ static bool transact(const char *request, char *answer)
     return ok;
 }
 
-bool net_kv_request(const char *request, char *answer, size_t len)
+static bool request_to(const char *addr, const char *request, char *answer, size_t len)
 {
     char line[KV_LINE], reply[KV_LINE];
     snprintf(line, sizeof line, "%s\n", request);
     pthread_mutex_lock(&kv_lock);
-    bool ok = transact(line, reply);
+    bool ok = transact(addr, line, reply);
     pthread_mutex_unlock(&kv_lock);
     if (ok)
         snprintf(answer, len, "%s", reply);
     return ok;
+}
+
+bool net_kv_request(const char *request, char *answer, size_t len)
+{
+    return request_to(getenv("STRAND_KV_ADDR"), request, answer, len);
+}
+
+const char *net_names_address(void)
+{
+    const char *server = getenv("STRAND_NAMESERVER");
+    if (server != NULL && *server != '\0')
+        return server;
+    return net_kv_available() ? getenv("STRAND_KV_ADDR") : NULL;
+}
+
+bool net_names_request(const char *request, char *answer, size_t len)
+{
+    return request_to(net_names_address(), request, answer, len);
 }
 
 int net_kv_put(const char *key, const char *value, char *why, size_t why_len)

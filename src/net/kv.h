@@ -27,4 +27,12 @@ int net_kv_get(const char *key, char *value, size_t len);
  * line in answer[len]. Used by mpiexec's remote node agent. */
 bool net_kv_request(const char *request, char *answer, size_t len);
 
+/* The name service (src/dpm/name.c): the server named by
+ * STRAND_NAMESERVER (host:port, e.g. from mpiexec --nameserver) when set,
+ * else the job's store; NULL when there is neither. */
+const char *net_names_address(void);
+/* One request line of the name verbs (publish, unpublish, lookup: see
+ * launcher/kvs.h) to that server; true with the answer line. */
+bool net_names_request(const char *request, char *answer, size_t len);
+
 #endif

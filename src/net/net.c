@@ -1,15 +1,20 @@
 /* The inter-node layer (net.h): the job's layout from the launcher's
- * environment, proxy ranks, the send seam, delivery of arrivals into
- * mailboxes, and the progress thread. */
+ * environment, the registry of node processes, proxy ranks, the send
+ * seam, delivery of arrivals into mailboxes, and the progress thread. */
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../privatize/privatize.h"
 #include "../datatype/datatype.h"
+#include "../dpm/dpm.h"
 #include "kv.h"
 #include "../rma/remote.h"
 #include "net.h"
@@ -20,14 +25,42 @@ enum { NET_EAGER_LIMIT = 64 << 10 };
 static struct net_job job;
 static const struct net_ops *ops;
 static pthread_t progress_thread;
-static bool active;
+static bool active;                 /* several node processes of this job */
+static atomic_bool started;         /* the progress thread runs */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Per node: the port it listens on when it could not take its static one
  * (learned from the key-value store), else 0. Progress thread only. */
 static int *moved_ports;
 
+/* Peers of other jobs, by (job id, node index). This job's are the
+ * static array job.peers, indexed directly. */
+static struct registry foreign_peers = REGISTRY_INIT;
+static atomic_int next_peer_index;  /* net_peer.node of the next one */
+
+/* Who this process is, and where it listens. */
+static struct {
+    pthread_once_t once;
+    uint64_t job_id;
+    int node;
+    char host[256];                 /* the contact host others connect to */
+    atomic_int port;
+} self = { .once = PTHREAD_ONCE_INIT };
+
 static void publish_host(void);
 
 bool net_active(void) { return active; }
+bool net_started(void) { return atomic_load_explicit(&started, memory_order_acquire); }
+
+bool net_waits_poll;
+
+bool net_wait_begin_slow(void)
+{
+    ops->poll_begin();
+    return true;
+}
+
+void net_wait_poll(void) { ops->poll(); }
+void net_wait_end(bool sleeping) { ops->poll_end(sleeping); }
 const struct net_job *net_job(void) { return &job; }
 
 static _Noreturn void config_error(const char *fmt, const char *what)
@@ -63,6 +96,75 @@ static char *own_host(void)
         config_error("%s", "gethostname failed (set STRAND_NET_HOST)");
     name[sizeof name - 1] = '\0';
     return strdup(name);
+}
+
+/* ---- who this process is ---- */
+
+static uint64_t random_id(void)
+{
+    uint64_t v = 0;
+    while (v == 0)
+        if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
+            v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+    return v;
+}
+
+/* The host other processes are told to connect to when this process does
+ * not come from a host list: STRAND_NET_HOST, else its host name if that
+ * resolves, else the loopback address (reachable from this machine). */
+static void contact_host_default(char *out, size_t len)
+{
+    const char *fixed = getenv("STRAND_NET_HOST");
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (fixed != NULL && *fixed != '\0') {
+        snprintf(out, len, "%s", fixed);
+        return;
+    }
+    if (gethostname(out, len) == 0 && (out[len - 1] = '\0', getaddrinfo(out, NULL, &hints, &res) == 0)) {
+        freeaddrinfo(res);
+        return;
+    }
+    snprintf(out, len, "127.0.0.1");
+}
+
+uint64_t net_new_world_id(void) { return random_id(); }
+
+static void self_init(void)
+{
+    const char *id = getenv("STRAND_JOB_ID"), *node = getenv("STRAND_NODE_INDEX");
+    self.job_id = id != NULL && *id != '\0' ? strtoull(id, NULL, 16) : 0;
+    if (self.job_id == 0)
+        self.job_id = random_id();
+    self.node = node != NULL ? atoi(node) : 0;
+    contact_host_default(self.host, sizeof self.host);
+}
+
+uint64_t net_self_job_id(void)
+{
+    pthread_once(&self.once, self_init);
+    return self.job_id;
+}
+
+int net_self_node(void)
+{
+    pthread_once(&self.once, self_init);
+    return self.node;
+}
+
+const char *net_self_host(void)
+{
+    pthread_once(&self.once, self_init);
+    return self.host;
+}
+
+int net_self_port(void) { return atomic_load(&self.port); }
+
+void net_listening_on(int port) { atomic_store(&self.port, port); }
+
+size_t net_self_contact(char *out, size_t len)
+{
+    int n = snprintf(out, len, "%d %s", net_self_port(), net_self_host());
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 /* STRAND_NET_HOSTS: one host per node process, comma-separated; missing
@@ -116,15 +218,188 @@ static int *node_firsts(int nranks)
     return first;
 }
 
-static struct rank *proxy_create(int world_rank, struct net_peer *peer)
+/* ---- peers and proxies ---- */
+
+struct rank *net_proxy_create(int world_rank, struct net_peer *peer)
 {
-    struct rank *r = calloc(1, sizeof *r);
+    struct rank *r = aligned_alloc(_Alignof(struct rank), sizeof *r);
     if (r == NULL)
-        config_error("%s", "out of memory for the remote ranks");
+        return NULL;
+    memset(r, 0, sizeof *r);
     r->world_rank = world_rank;
     r->remote = peer;
     pt2pt_rank_init(r);     /* an empty mailbox: cancel of a remote send looks there and finds nothing */
+    if (peer->foreign)
+        atomic_fetch_add(&peer->users, 1);
+    __atomic_store_n(&strand_node.has_proxies, true, __ATOMIC_RELAXED);
     return r;
+}
+
+void net_proxy_destroy(struct rank *proxy)
+{
+    if (proxy->remote->foreign)
+        atomic_fetch_sub(&proxy->remote->users, 1);
+    pt2pt_rank_destroy(proxy);
+    free(proxy);
+}
+
+static struct net_peer *foreign_peer_new(uint64_t job_id, int node, const char *host, int port)
+{
+    struct net_peer *p = calloc(1, sizeof *p);
+    if (p == NULL || (p->host = strdup(host)) == NULL) {
+        free(p);
+        return NULL;
+    }
+    p->job_id = job_id;
+    p->job_node = node;
+    p->foreign = true;
+    p->port = port;
+    p->first_rank = -1;
+    p->reg.key[0] = job_id;
+    p->reg.key[1] = (uint64_t)node;
+    return p;
+}
+
+struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int port)
+{
+    if (job_id == net_self_job_id())
+        return active && node >= 0 && node < job.nnodes && node != job.node ? &job.peers[node] : NULL;
+    registry_read_lock();
+    struct registry_node *found = registry_find(&foreign_peers, job_id, (uint64_t)node);
+    registry_read_unlock();
+    if (found != NULL)
+        return caa_container_of(found, struct net_peer, reg);
+    struct net_peer *p = foreign_peer_new(job_id, node, host, port);
+    if (p == NULL)
+        return NULL;
+    /* Indices after this job's: hier.c and span.c tell node processes
+     * apart by them (one lost to a racing registration is never reused). */
+    p->node = (active ? job.nnodes : 1) + atomic_fetch_add(&next_peer_index, 1);
+    registry_read_lock();
+    struct registry_node *in = registry_add(&foreign_peers, &p->reg);
+    registry_read_unlock();
+    if (in != &p->reg) {        /* another thread registered it first, or no memory */
+        free(p->host);
+        free(p);
+        return in != NULL ? caa_container_of(in, struct net_peer, reg) : NULL;
+    }
+    return p;
+}
+
+/* "PORT HOST" (not NUL-terminated): false when malformed. */
+static bool contact_parse(const char *contact, size_t len, int *port, char *host, size_t host_len)
+{
+    char text[WIRE_CONTACT_MAX + 1];
+    if (len == 0 || len > WIRE_CONTACT_MAX)
+        return false;
+    memcpy(text, contact, len);
+    text[len] = '\0';
+    char *end;
+    long p = strtol(text, &end, 10);
+    if (end == text || *end != ' ' || p <= 0 || p > 65535 || end[1] == '\0' || strlen(end + 1) >= host_len)
+        return false;
+    for (const char *c = end + 1; *c != '\0'; c++)
+        if (*c <= ' ' || *c > '~')
+            return false;
+    *port = (int)p;
+    snprintf(host, host_len, "%s", end + 1);
+    return true;
+}
+
+struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes, const char *contact,
+                                size_t contact_len, const char **why)
+{
+    if (job_id == net_self_job_id()) {
+        if ((int)node == net_self_node() || !active) {
+            *why = "HELLO from this node process itself";
+            return NULL;
+        }
+        return &job.peers[node];    /* the decoder checked node < nnodes of this job */
+    }
+    char host[256];
+    int port;
+    (void)nnodes;
+    if (!contact_parse(contact, contact_len, &port, host, sizeof host)) {
+        *why = "HELLO from another job with a malformed contact";
+        return NULL;
+    }
+    struct net_peer *p = net_peer_get(job_id, (int)node, host, port);
+    if (p == NULL)
+        *why = "out of memory for a peer";
+    return p;
+}
+
+/* ---- peers of other jobs lost while still reached (progress thread) ----
+ *
+ * MPI_Comm_disconnect ends when every member has reached its barrier, so
+ * the other job may return from it, go on and end (or abort) while the
+ * ranks here are still between that barrier and the release of the
+ * proxies. A peer of another job lost while some proxy reaches it is
+ * therefore given LOST_PEER_GRACE_S seconds for the proxies to go before
+ * the loss ends this job; the progress thread checks every
+ * LOST_PEER_CHECK_MS meanwhile. A program still using the communicator
+ * (a receive from the lost job) ends after that grace, with the same
+ * message. */
+enum { LOST_PEER_CHECK_MS = 20, LOST_PEERS_MAX = 64 };
+static const double LOST_PEER_GRACE_S = 3.0;
+
+static struct lost_peer {
+    struct net_peer *peer;
+    double deadline;
+    char what[160];
+} lost_peers[LOST_PEERS_MAX];
+static int nlost_peers;
+
+static double monotonic_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static _Noreturn void foreign_peer_loss_ends_job(const struct net_peer *peer, const char *what)
+{
+    char line[512];
+    snprintf(line, sizeof line,
+             "Strand MPI: lost node %d of job %" PRIx64 " (%s:%d), which a communicator here still "
+             "reaches: %s; ending the job\n",
+             peer->job_node, peer->job_id, peer->host, peer->port, what);
+    strand_job_abort(1, line);
+}
+
+/* Lost while reached: wait for the proxies to go (the first loss counts). */
+static void foreign_peer_lost_reached(struct net_peer *peer, const char *what)
+{
+    for (int i = 0; i < nlost_peers; i++)
+        if (lost_peers[i].peer == peer)
+            return;
+    if (nlost_peers == LOST_PEERS_MAX)
+        foreign_peer_loss_ends_job(peer, what);
+    struct lost_peer *l = &lost_peers[nlost_peers++];
+    l->peer = peer;
+    l->deadline = monotonic_seconds() + LOST_PEER_GRACE_S;
+    snprintf(l->what, sizeof l->what, "%s", what);
+}
+
+/* Forgets the lost peers nothing reaches any more; ends the job for one
+ * still reached past its grace. Returns the progress timeout: the next
+ * check while some remain, else none (-1). */
+static int lost_peers_check(void)
+{
+    if (STRAND_LIKELY(nlost_peers == 0))
+        return -1;
+    double now = monotonic_seconds();
+    for (int i = 0; i < nlost_peers;) {
+        struct lost_peer *l = &lost_peers[i];
+        if (atomic_load(&l->peer->users) == 0) {
+            *l = lost_peers[--nlost_peers];
+            continue;
+        }
+        if (now >= l->deadline)
+            foreign_peer_loss_ends_job(l->peer, l->what);
+        i++;
+    }
+    return nlost_peers > 0 ? LOST_PEER_CHECK_MS : -1;
 }
 
 static void *progress_main(void *arg)
@@ -134,7 +409,7 @@ static void *progress_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    while (ops->progress(-1))
+    while (ops->progress(lost_peers_check()))
         ;
     return NULL;
 }
@@ -151,11 +426,12 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     if (job.node < 0)
         config_error("%s is missing", "STRAND_NODE_INDEX");
     job.ppn = (int)env_number("STRAND_PPN", 0, 0, nranks);
+    if (job.node != net_self_node())
+        config_error("%s changed while the node process started", "STRAND_NODE_INDEX");
     job.base_port = (int)env_number("STRAND_NET_PORT", 0, 1, 65535 - job.nnodes);
     if (job.base_port == 0)
         config_error("%s is missing", "STRAND_NET_PORT");
-    const char *id = getenv("STRAND_JOB_ID");
-    job.job_id = id != NULL ? strtoull(id, NULL, 16) : 0;
+    job.job_id = net_self_job_id();
     /* Between node processes a rendezvous costs a round trip through both
      * progress threads, more than copying a medium message once more:
      * messages up to NET_EAGER_LIMIT go eager even when the local limit
@@ -165,6 +441,7 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     job.eager_limit = (size_t)env_number("STRAND_NET_EAGER_LIMIT",
                                          (long)(local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT), 0, INT32_MAX);
     hosts_from_environment();
+    snprintf(self.host, sizeof self.host, "%s", job.hosts[job.node]);
     int *first_of = node_firsts(nranks);
     job.first_rank = first_of[job.node];
     job.local_ranks = first_of[job.node + 1] - job.first_rank;
@@ -176,14 +453,17 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
         config_error("%s", "out of memory");
     for (int j = 0; j < job.nnodes; j++) {
         struct net_peer *p = &job.peers[j];
-        p->node = j;
+        p->node = p->job_node = j;
+        p->job_id = job.job_id;
         p->first_rank = first_of[j];
         p->nranks = first_of[j + 1] - p->first_rank;
         if (j == job.node)
             continue;
         for (int r = p->first_rank; r < p->first_rank + p->nranks; r++)
-            ranks[r] = proxy_create(r, p);
+            if ((ranks[r] = net_proxy_create(r, p)) == NULL)
+                config_error("%s", "out of memory for the remote ranks");
     }
+    active = true;
     ops = &net_tcp_ops;
     char why[256];
     if (ops->init(&job, why, sizeof why) != 0) {
@@ -194,32 +474,91 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     }
     free(first_of);
     publish_host();
-    active = true;
     *first = job.first_rank;
     *count = job.local_ranks;
     return true;
+}
+
+/* A runtime thread that never adopts a rank, whichever thread starts it,
+ * with every signal blocked from its first instruction. */
+static int progress_thread_start(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = strand_real_pthread_create(&progress_thread, NULL, progress_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        atomic_store_explicit(&started, true, memory_order_release);
+    return rc;
 }
 
 void net_run(void)
 {
     if (!active)
         return;
-    /* A runtime thread: created by the main thread before any rank runs,
-     * it never adopts a rank. */
-    int rc = pthread_create(&progress_thread, NULL, progress_main, NULL);
+    int rc = progress_thread_start();
     if (rc != 0)
         config_error("cannot create the progress thread: %s", strerror(rc));
+    /* STRAND_NET_RANK_POLL=0: only the progress thread reads the network
+     * (for measurements). */
+    net_waits_poll = ops->poll != NULL && env_number("STRAND_NET_RANK_POLL", 1, 0, 1) == 1;
+}
+
+/* The layer of a job of one node process, started on demand: the job is
+ * this process alone, listening on any port (its host's address given by
+ * STRAND_NET_HOST, else every address). */
+static int start_alone(char *why, size_t why_len)
+{
+    job.nnodes = 1;
+    job.node = net_self_node();
+    job.job_id = net_self_job_id();
+    job.nranks = job.local_ranks = strand_node.config.nranks;
+    job.first_rank = 0;
+    job.base_port = 0;
+    size_t local = strand_node.config.eager_limit;
+    job.eager_limit = local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT;
+    const char *bind_host = getenv("STRAND_NET_HOST");
+    job.hosts = calloc(1, sizeof *job.hosts);
+    job.peers = calloc(1, sizeof *job.peers);
+    if (job.hosts == NULL || job.peers == NULL ||
+        (job.hosts[0] = strdup(bind_host != NULL && *bind_host != '\0' ? bind_host : "0.0.0.0")) == NULL) {
+        snprintf(why, why_len, "out of memory");
+        return MPI_ERR_NO_MEM;
+    }
+    ops = &net_tcp_ops;
+    if (ops->init(&job, why, why_len) != 0)
+        return MPI_ERR_OTHER;
+    int rc = progress_thread_start();
+    if (rc != 0) {
+        snprintf(why, why_len, "cannot create the progress thread: %s", strerror(rc));
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+int net_ensure_started(char *why, size_t why_len)
+{
+    if (net_started())
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&start_lock);
+    int rc = net_started() ? MPI_SUCCESS : start_alone(why, why_len);
+    pthread_mutex_unlock(&start_lock);
+    return rc;
 }
 
 void net_end(void)
 {
-    if (!active)
+    if (!net_started())
         return;
+    net_waits_poll = false;
     ops->shutdown();
     pthread_join(progress_thread, NULL);
     ops->close();
-    pmi_finalize();
+    if (active)
+        pmi_finalize();
     active = false;
+    atomic_store(&started, false);
 }
 
 void net_job_aborting(int status, const char *message)
@@ -251,6 +590,8 @@ static void publish_host(void)
 const char *net_peer_host(const struct net_peer *peer)
 {
     char key[32], value[256];
+    if (peer->foreign)
+        return peer->host;
     if (job.hosts[peer->node] != NULL)
         return job.hosts[peer->node];
     snprintf(key, sizeof key, "host.%d", peer->node);
@@ -259,21 +600,40 @@ const char *net_peer_host(const struct net_peer *peer)
     return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
 }
 
+void net_peer_contact(const struct net_peer *peer, const char **host, int *port)
+{
+    if (peer->foreign) {
+        *host = peer->host;
+        *port = peer->port;
+        return;
+    }
+    const char *h = __atomic_load_n(&job.hosts[peer->node], __ATOMIC_ACQUIRE);
+    *host = h != NULL ? h : "";
+    *port = net_peer_port(peer);
+}
+
 int net_peer_port(const struct net_peer *peer)
 {
+    if (peer->foreign)
+        return peer->port;
     int moved = moved_ports[peer->node];
     return moved != 0 ? moved : job.base_port + peer->node;
 }
 
-void net_peer_refused(const struct net_peer *peer)
+bool net_peer_refused(const struct net_peer *peer)
 {
     char key[32], value[32];
+    if (peer->foreign)
+        return false;       /* it said where it listens: there is nowhere else to look */
     snprintf(key, sizeof key, "port.%d", peer->node);
     if (store_get(peer->node, key, value, sizeof value) == 1) {
         long port = strtol(value, NULL, 10);
-        if (port > 0 && port < 65536)
+        if (port > 0 && port < 65536 && port != net_peer_port(peer)) {
             moved_ports[peer->node] = (int)port;
+            return true;
+        }
     }
+    return false;
 }
 
 bool net_port_fallback_allowed(void)
@@ -302,6 +662,7 @@ static struct net_envelope envelope_of(const struct rank *dest, const struct mes
         .tag = m->tag,
         .dest = dest->world_rank,
         .bytes = m->bytes,
+        .world = dest->world->gid,
     };
 }
 
@@ -343,18 +704,63 @@ static struct message message_of(const struct net_envelope *env, const void *dat
     };
 }
 
+/* The launched world's ranks are found by index; other worlds' through
+ * their registry, inside its read-side section (the world cannot go away
+ * while its rank receives). The decoder checked that the rank is here;
+ * a world that ended since then drops the message. */
+static bool launched_world(uint64_t world) { return world == job.job_id || world == net_self_job_id(); }
+
 void net_arrived_eager(const struct net_envelope *env, const void *data)
 {
     struct message m = message_of(env, data);
-    mailbox_deliver_remote(strand_node.ranks[env->dest], &m, NULL);
+    if (STRAND_LIKELY(launched_world(env->world))) {
+        mailbox_deliver_remote(strand_node.ranks[env->dest], &m, NULL);
+        return;
+    }
+    registry_read_lock();
+    struct rank *r = world_rank_here(env->world, env->dest);
+    if (r != NULL)
+        mailbox_deliver_remote(r, &m, NULL);
+    registry_read_unlock();
 }
 
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull)
 {
     struct message m = message_of(env, NULL);
-    struct strand_request *matched = mailbox_deliver_remote(strand_node.ranks[env->dest], &m, pull);
+    struct strand_request *matched = NULL;
+    if (STRAND_LIKELY(launched_world(env->world))) {
+        matched = mailbox_deliver_remote(strand_node.ranks[env->dest], &m, pull);
+    } else {
+        registry_read_lock();
+        struct rank *r = world_rank_here(env->world, env->dest);
+        if (r != NULL)
+            matched = mailbox_deliver_remote(r, &m, pull);
+        registry_read_unlock();
+    }
     if (matched != NULL)
         ops->pull(pull, matched);
+}
+
+struct net_pull *net_withdraw(uint64_t world, int rank, bool (*is_it)(const struct net_pull *, const void *),
+                              const void *arg)
+{
+    if (launched_world(world))
+        return mailbox_withdraw_remote(strand_node.ranks[rank], is_it, arg);
+    registry_read_lock();
+    struct rank *r = world_rank_here(world, rank);
+    struct net_pull *p = r != NULL ? mailbox_withdraw_remote(r, is_it, arg) : NULL;
+    registry_read_unlock();
+    return p;
+}
+
+bool net_world_rank_here(uint64_t world, uint32_t rank)
+{
+    if (launched_world(world))
+        return rank < (uint32_t)strand_node.config.nranks && strand_node.ranks[rank]->remote == NULL;
+    registry_read_lock();
+    bool here = world_rank_here(world, (int)rank) != NULL;
+    registry_read_unlock();
+    return here;
 }
 
 void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
@@ -377,12 +783,43 @@ bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out
     return rma_remote_acc_element(op, element, out);
 }
 
-_Noreturn void net_peer_lost(const struct net_peer *peer, const char *what)
+int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, uint64_t c, void *payload,
+                 size_t payload_len)
 {
+    if (atomic_load(&peer->ended)) {
+        free(payload);
+        dpm_peer_lost(peer, "it ended (its ranks all finished)");
+        return MPI_SUCCESS;
+    }
+    struct net_rma f = { .type = WIRE_DPM, .flags = kind, .window = a, .b = b, .c = c };
+    return ops->rma_send(peer, &f, payload, payload_len);
+}
+
+void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
+{
+    dpm_frame_arrived(from, f, payload);
+}
+
+void net_peer_ended(struct net_peer *peer)
+{
+    atomic_store(&peer->ended, true);
+    dpm_peer_lost(peer, "it ended (its ranks all finished)");
+}
+
+void net_peer_lost(struct net_peer *peer, const char *what)
+{
+    char line[512];
+    if (peer->foreign) {
+        /* Nothing waiting for it can succeed now; whether the job ends
+         * too is decided once the disconnects under way had their time. */
+        dpm_peer_lost(peer, what);
+        if (atomic_load(&peer->users) != 0)
+            foreign_peer_lost_reached(peer, what);
+        return;
+    }
     /* The launcher sees the death too and ends every node process; give it
      * a moment so that the user reads its one message rather than ours. */
     sleep(2);
-    char line[512];
     snprintf(line, sizeof line,
              "Strand MPI: node %d lost node %d (ranks %d-%d): %s; ending the job\n", job.node, peer->node,
              peer->first_rank, peer->first_rank + peer->nranks - 1, what);

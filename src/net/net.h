@@ -1,18 +1,30 @@
-/* The inter-node layer: how ranks in different node processes of one job
- * reach each other (DESIGN §12, §12a).
+/* The inter-node layer: how ranks in different node processes reach each
+ * other (DESIGN §12, §12a), within one job and between jobs.
  *
  * Two parts:
  *  - the layer (net.c): the job's layout (which node process hosts which
- *    world ranks), a proxy `struct rank` per remote rank, the one branch
- *    where point-to-point leaves the local path (net_send_message), the
- *    delivery of arrived messages into the receiver's mailbox, and the
- *    progress thread;
+ *    world ranks), the registry of node processes this one talks to (its
+ *    job's, made at start, and those of other jobs or of spawned worlds,
+ *    added at run time), proxies for remote ranks, the one branch where
+ *    point-to-point leaves the local path (net_send_message), the delivery
+ *    of arrived messages into the receiver's mailbox, and the progress
+ *    thread;
  *  - one network module, chosen once at start (today: tcp.c), behind the
  *    const table `struct net_ops` below.
  *
- * A job of N ranks on K node processes: node j hosts the world ranks
- * [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1 (the
- * default) nothing here runs: there are no proxies and no thread.
+ * A job of N ranks on K node processes: node j hosts the launched world's
+ * ranks [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1
+ * (the default) nothing here runs until the program asks for another
+ * process (a port, a connection, a spawn onto another node process:
+ * net_ensure_started), so a single-process job has no thread and no
+ * socket of the network.
+ *
+ * Addressing. A node process is named by (job id, node index): the job id
+ * is the launch's (mpiexec's STRAND_JOB_ID, random for a program started
+ * without mpiexec), the same in all its node processes. A rank is named by
+ * (world id, rank in that world): world ids are 64-bit and unique (the
+ * launched world's is its job id, a spawned world's is drawn at random),
+ * so frames name the destination world and rank, whatever job sent them.
  *
  * Threads.
  *  - Rank threads (any number, concurrently, MPI_THREAD_MULTIPLE included)
@@ -24,9 +36,17 @@
  *  - One progress thread per node process runs ops->progress in a loop. It
  *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
  *    never calls an MPI entry point. It reads every socket, and it is the
- *    thread on which every completion below fires.
+ *    thread on which every completion below fires, except:
+ *  - A rank thread spinning in a wait (src/core/wait.c) may run a round of
+ *    the same work itself (ops->poll, one thread at a time with the
+ *    progress thread), so that a message arriving for a waiting rank costs
+ *    no wake-up, neither of the progress thread nor of the rank. Whatever
+ *    "on the progress thread" says below then happens on that rank thread,
+ *    which holds no lock and is in no MPI call's critical section there
+ *    (it is between two polls of its wait condition).
  *  - The node's main thread calls net_start before any rank thread exists
- *    and net_end after every local rank thread has ended.
+ *    and net_end after every local rank thread has ended; net_ensure_started
+ *    may start the layer later from any thread.
  *
  * Buffers and completions (the contract between the layer and a module).
  *  - send_eager: the module copies (packs) the data before it returns; the
@@ -54,11 +74,19 @@
  * delivered in the order they were sent (one FIFO queue per node process,
  * one connection per ordered pair of node processes, delivered in order).
  *
- * Failures: a peer node process that ends without saying goodbye, or that
- * sends a frame failing validation, ends the job (net_peer_lost): the
- * launcher learns of the death too and ends every node process. A message
- * to a node process that already ended cleanly can never be received and
- * is dropped (the program is erroneous: MPI_Finalize does not wait for it). */
+ * Failures (net_peer_lost): a node process of this job that ends without
+ * saying goodbye, or that sends a frame failing validation, ends the job
+ * (the launcher learns of the death too and ends every node process); so
+ * does one of another job while a communicator of this process still
+ * reaches its ranks (before MPI_Comm_disconnect the jobs are one failure
+ * domain), once it still does a grace of 3 s later (the other job may
+ * have left MPI_Comm_disconnect while the ranks here are still releasing
+ * the communicator). A node process of another job that no communicator
+ * reaches any more (after MPI_Comm_disconnect) or that could never be
+ * reached is only forgotten: what was queued for it is dropped, waiters
+ * are told (dpm_peer_lost). A message to a node process that already ended cleanly
+ * can never be received and is dropped (the program is erroneous:
+ * MPI_Finalize does not wait for it). */
 #ifndef STRAND_NET_NET_H
 #define STRAND_NET_NET_H
 
@@ -67,18 +95,32 @@
 #include <stdint.h>
 
 #include "../pt2pt/pt2pt.h"
+#include "../util/registry.h"
 #include "layout.h"
 #include "wire.h"
 
-/* One other node process of the job. Created by net_start, lives until the
- * process exits; read by any thread without synchronization (immutable
- * but `transport`, which only the module touches). */
+/* Another node process. Those of this job are made by net_start (index =
+ * node index) and those of other jobs when first named (net_peer_get:
+ * an HELLO, a port name, a rank identity); none is ever freed, so a
+ * pointer to one stays valid for the process's life. Immutable once in
+ * the registry, except `transport` (the module's), `users` and the
+ * contact of this job's peers (net_peer_host, net_peer_port). */
 struct net_peer {
-    int node;                       /* its index in the job */
-    int first_rank, nranks;         /* its world ranks */
-    void *transport;                /* the module's per-peer state */
+    int node;                       /* its index among this process's peers: for this
+                                     * job's, its node index; others after them */
+    uint64_t job_id;                /* who it is: its job ... */
+    int job_node;                   /* ... and its node index there */
+    bool foreign;                   /* of another job */
+    int first_rank, nranks;         /* this job's: its ranks of the launched world */
+    char *host;                     /* another job's: where it listens */
+    int port;
+    /* Another job's: proxies in this process of ranks it hosts; while
+     * there is one, losing it ends this job (see Failures above). */
+    atomic_int users;
+    atomic_bool ended;              /* it said goodbye (net_peer_ended) */
+    void *transport;                /* the module's per-peer state (set by the module) */
+    struct registry_node reg;       /* key (job_id, job_node) */
 };
-
 /* What the receiver matches on, plus the size. */
 struct net_envelope {
     uint32_t context_id;
@@ -86,6 +128,7 @@ struct net_envelope {
     int tag;
     int dest;                       /* receiver's world rank */
     size_t bytes;
+    uint64_t world;                 /* receiver's world id */
 };
 
 /* The job as this node process sees it (filled by net_start from the
@@ -96,10 +139,16 @@ struct net_job {
     int ppn;                        /* ranks per node when given (-ppn), else 0: balanced blocks */
     uint64_t job_id;                /* the same in every node process of the job */
     char **hosts;                   /* host of each node process */
-    int base_port;                  /* node j listens on base_port + j */
+    int base_port;                  /* node j listens on base_port + j; 0: on any port
+                                     * (a single-process job started on demand) */
     size_t eager_limit;
     struct net_peer *peers;         /* by node index; this node's own entry is unused */
 };
+
+/* What an arriving EAGER frame may carry at least, whatever this job's
+ * eager limit: a job started with other settings may connect
+ * (STRAND_NET_EAGER_LIMIT above it must be equal in connected jobs). */
+enum { NET_EAGER_ACCEPTED = 4 << 20 };
 
 struct net_pull;                    /* a remote rendezvous message (module-defined) */
 
@@ -113,13 +162,18 @@ struct net_rma {
 };
 
 /* A network module. Entries may be called from the threads named; the
- * module synchronizes internally. */
+ * module synchronizes internally. Peers of other jobs appear at run time:
+ * a module sets up its state for a peer (`transport`) on the peer's first
+ * use, from whatever thread that is. */
 struct net_ops {
     const char *name;
-    /* Main thread, once, before any rank runs: open the listening endpoint
-     * (so peers can connect as early as possible). No connection is opened
-     * here: the first message to a peer opens one. Returns 0, or -1 with
-     * the reason in why[why_len]. */
+    /* Once, before the progress thread starts: open the listening
+     * endpoint (so peers can connect as early as possible), on
+     * base_port + node, or on any port when base_port is 0, and report
+     * it with net_listening_on. Called by the main thread before any rank
+     * runs, or, in a job of one node process, by net_ensure_started in
+     * any thread. No connection is opened here: the first message to a
+     * peer opens one. Returns 0, or -1 with the reason in why[why_len]. */
     int (*init)(const struct net_job *job, char *why, size_t why_len);
     /* Progress thread only: one round of work (accept, connect, read,
      * write, deliver), waiting at most timeout_ms (-1: until woken).
@@ -145,10 +199,20 @@ struct net_ops {
     void (*shutdown)(void);
     /* Main thread, after the progress thread ended: close everything. */
     void (*close)(void);
-    /* Any thread: queue one one-sided frame (wire.h) for `peer`. The
-     * module owns `payload` (malloc'd, payload_len bytes, may be NULL when
-     * 0) from the call on and frees it once written. Frames one thread
-     * queues for one peer are written, and served there, in call order.
+    /* Rank threads in a wait (optional: NULL when the module has no
+     * such path). poll_begin when a wait starts spinning, poll between
+     * polls of its condition (a non-blocking round of progress, skipped
+     * when another thread runs one), poll_end when the spinning ends,
+     * with `sleeping` if the thread now sleeps until woken (the progress
+     * thread must then watch the network for it at once). */
+    void (*poll_begin)(void);
+    void (*poll)(void);
+    void (*poll_end)(bool sleeping);
+    /* Any thread: queue one control frame (wire.h: one-sided RMA_* frames
+     * and dynamic-process DPM frames) for `peer`. The module owns
+     * `payload` (malloc'd, payload_len bytes, may be NULL when 0) from the
+     * call on and frees it once written. Frames one thread queues for one
+     * peer are written, and served there, in call order.
      * MPI_SUCCESS or MPI_ERR_NO_MEM. */
     int (*rma_send)(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len);
 };
@@ -169,36 +233,100 @@ void net_job_aborting(int status, const char *message);
 
 /* Main thread, at node start: reads the job from the environment. When
  * the job spans several node processes, fills `ranks` (world size entries)
- * with proxies for the remote ranks, starts the module (listening), and
- * returns true; `*first`, `*count` get the local ranks.
- * Returns false for a single-node job (nothing started). Ends the job with
- * a message on a bad configuration. */
+ * with proxies for the remote ranks (world set by the caller), starts the
+ * module (listening), and returns true; `*first`, `*count` get the local
+ * ranks. Returns false for a single-node job (nothing started). Ends the
+ * job with a message on a bad configuration. */
 bool net_start(int nranks, struct rank **ranks, int *first, int *count);
 /* Main thread, once the local ranks exist (their mailboxes receive from
  * now on) and before their threads start: starts the progress thread. */
 void net_run(void);
+/* Any thread: makes sure this process can reach and be reached by other
+ * node processes (ports, connections and spawns between jobs). In a job
+ * of several node processes the layer runs already; in a job of one it
+ * is started now (listening on any port, one progress thread). Returns
+ * MPI_SUCCESS, or MPI_ERR_OTHER with the reason in why[why_len]. */
+int net_ensure_started(char *why, size_t why_len);
 /* Main thread, after every local rank thread ended. */
 void net_end(void);
 /* True when this process is one of several node processes of its job. */
 bool net_active(void);
+/* True when the layer runs (net_active, or started on demand). */
+bool net_started(void);
+
+/* A rank's wait (src/core/wait.c), between node processes: true when the
+ * waiter should call net_wait_poll between polls of its condition, then
+ * net_wait_end(sleeping) once it stops spinning (ops->poll_*). Only while
+ * waiters spin (ranks do not outnumber cores): a waiter that polls once
+ * and sleeps would only add a system call and a hand-back to the
+ * progress thread to every wait. */
+extern bool net_waits_poll;
+bool net_wait_begin_slow(void);
+static inline bool net_wait_begin(void)
+{
+    return net_waits_poll && strand_node.spin_limit > 1 && net_wait_begin_slow();
+}
+void net_wait_poll(void);
+void net_wait_end(bool sleeping);
+
 const struct net_job *net_job(void);
+
+/* Who this process is: its job id (the launcher's, or drawn at random
+ * for a program started without one) and its node index, valid from the
+ * first call on; where it listens (port 0 until the layer started). */
+uint64_t net_self_job_id(void);
+int net_self_node(void);
+const char *net_self_host(void);
+int net_self_port(void);
+
+/* A new world id: 64 random bits (unique with overwhelming probability,
+ * so that processes need not agree on it). */
+uint64_t net_new_world_id(void);
+
+/* Any thread: the node process (job_id, node) that listens on host:port,
+ * registered on first use (this job's own: the static entry, whatever
+ * host and port say). NULL when out of memory, or when it names this
+ * process. */
+struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int port);
+/* A proxy rank `world_rank` living in `peer` (no thread, no handles);
+ * counts as a user of a peer of another job until destroyed. */
+struct rank *net_proxy_create(int world_rank, struct net_peer *peer);
+void net_proxy_destroy(struct rank *proxy);
 
 /* Addressing (DESIGN §12: the static rule first, the key-value store for
  * what it cannot derive). Node j listens on its host's address, port
  * base_port + j; a node that finds that port taken listens elsewhere and
- * publishes the port, and peers look it up only when refused. */
+ * publishes the port, and peers look it up only when refused. A peer of
+ * another job listens where it said (its HELLO, a port name, an
+ * identity). */
+/* Any thread: where `peer` listens, for another process to reach it (a
+ * node of this job under PMI whose host was not looked up yet: ""). */
+void net_peer_contact(const struct net_peer *peer, const char **host, int *port);
 /* Progress thread: the host of `peer` (under PMI looked up on first use). */
 const char *net_peer_host(const struct net_peer *peer);
 /* Progress thread: the port to connect to for `peer`. */
 int net_peer_port(const struct net_peer *peer);
-/* Progress thread: a connection to `peer` was refused; asks the store
- * whether it listens elsewhere (net_peer_port then answers that port). */
-void net_peer_refused(const struct net_peer *peer);
+/* Progress thread: a connection to `peer` was refused or reached another
+ * process; asks the store whether it listens elsewhere (net_peer_port
+ * then answers that port). True when it learned a new port. */
+bool net_peer_refused(const struct net_peer *peer);
 /* Main thread, in ops->init: whether a taken static port may be replaced
  * by another (a store is there to publish it), and publishing it.
  * net_publish_port returns 0, or -1 with the reason in why[why_len]. */
 bool net_port_fallback_allowed(void);
 int net_publish_port(int port, char *why, size_t why_len);
+/* ops->init: the port the module listens on. */
+void net_listening_on(int port);
+/* Progress thread: an incoming connection says it is node `node` of job
+ * `job_id`, whose job has `nnodes` node processes, listening at
+ * `contact` ("PORT HOST", contact_len bytes, not NUL-terminated; may be
+ * empty for this job's nodes). Returns the peer, or NULL with the reason
+ * in *why (the connection is then refused). */
+struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes, const char *contact,
+                                size_t contact_len, const char **why);
+/* This process's contact for its HELLO: "PORT HOST" into out[len];
+ * returns its length. */
+size_t net_self_contact(char *out, size_t len);
 
 /* The seam (called through pt2pt_deliver when dest->remote != NULL): same
  * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is
@@ -215,9 +343,16 @@ void net_pull(struct net_pull *pull, struct strand_request *req);
 void net_cancel_send(struct rank *dest, struct completion *done);
 
 /* Upcalls from the module, on the progress thread. `env` has been
- * validated (dest is a local rank). */
+ * validated (dest is a rank of this process: net_world_rank_here). */
 void net_arrived_eager(const struct net_envelope *env, const void *data);
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
+/* The receiver of a remote rendezvous message being withdrawn (CANCEL):
+ * mailbox_withdraw_remote on rank `rank` of world `world`. */
+struct net_pull *net_withdraw(uint64_t world, int rank, bool (*is_it)(const struct net_pull *, const void *),
+                              const void *arg);
+/* What the decoder asks about destinations (wire_limits.world_rank):
+ * whether rank `rank` of world `world` (not the launched one) runs here. */
+bool net_world_rank_here(uint64_t world, uint32_t rank);
 /* A one-sided frame arrived from `from` (header and block list checked
  * against the window by the decoder); `payload` is valid until the call
  * returns. Served by src/rma/remote.c without any call of the target rank. */
@@ -228,8 +363,24 @@ int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *paylo
  * (wire_limits.window, .acc_element): answered by src/rma/remote.c. */
 bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out);
 bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out);
+/* Dynamic-process frames (WIRE_DPM, wire.h): sent by any thread through
+ * ops->rma_send (the module owns `payload` as there); arrivals handed to
+ * src/dpm on the progress thread (payload valid until the call returns).
+ * To a peer that said goodbye the frame is dropped and its waiters are
+ * told at once (dpm_peer_lost), so that nobody waits for an answer. */
+int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, uint64_t c, void *payload,
+                 size_t payload_len);
+void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
 
-/* A peer died, closed without goodbye, or broke the protocol: ends the job. */
-_Noreturn void net_peer_lost(const struct net_peer *peer, const char *what);
+/* Progress thread: a peer said goodbye (its ranks all ended): whoever
+ * waits for an answer from it is told (dpm_peer_lost). */
+void net_peer_ended(struct net_peer *peer);
+/* Progress thread: a peer died, closed without goodbye, broke the
+ * protocol, or cannot be reached (see Failures above). Ends the job for a
+ * peer of this job; for a peer of another job returns after telling the
+ * waiters (dpm_peer_lost), and the job ends later if a communicator here
+ * still reaches the peer after the grace: the module then drops what it
+ * queued for the peer and starts afresh on its next message. */
+void net_peer_lost(struct net_peer *peer, const char *what);
 
 #endif

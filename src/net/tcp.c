@@ -10,20 +10,46 @@
  * saves the progress thread's wake-up on the sending side; whatever the
  * kernel does not take at once is queued for the progress thread. The
  * connection's write queue and socket writes are under that lock; the rest
- * (reading, cookie tables, connection set-up) belongs to the progress
- * thread alone. */
+ * (reading, cookie tables, connection set-up, the submission queue's
+ * consumer side) belongs to whoever runs a round of progress, under
+ * `tcp.round`: the progress thread, or a rank thread spinning in a wait
+ * (tcp_poll, net.h). A peer's state is made on its first use, by whichever
+ * thread that is (peers of other jobs appear at run time).
+ *
+ * Rank threads that poll read the sockets themselves; were the progress
+ * thread asleep in epoll_wait on those sockets too, every arrival would
+ * wake it as well (a wake-up per message, and on a machine with few cores
+ * a third thread to schedule). So while some rank polls, and for
+ * PARK_GRACE_NS after the last one stopped (a rank that got what it waited
+ * for usually waits again soon), the progress thread "parks": it sleeps on
+ * the eventfd (submissions, kicks) and a timerfd alone. A poller that
+ * stops spinning to sleep kicks it at once; one that got what it waited
+ * for pushes the timer to 2 x PARK_GRACE_NS from now when less than
+ * PARK_GRACE_NS was left (one timerfd_settime per grace at most, and no
+ * wake-up while ranks keep coming back). So a frame nobody polls for
+ * waits at most about 2 x PARK_GRACE_NS for the progress thread.
+ *
+ * Connection set-up: the connector writes HELLO (who it is and where it
+ * listens) and waits for the acceptor's HELLO_ACK before it writes
+ * anything else, so a connection that reached some other program (a
+ * foreign process listening on a node's static port, which the node then
+ * left for another port, published in the job's store) is noticed and
+ * redone at the published port instead of losing frames or hanging. */
 #define _LGPL_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,10 +60,15 @@
 #include "wire.h"
 
 enum {
+    PARK_GRACE_NS = 100 * 1000,         /* see the top of the file */
     READ_BUFFER_BYTES = 64 << 10,
+    DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
+    STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
     CONNECT_RETRY_MS = 20,
-    CLOSE_DRAIN_MS = 2000,      /* at the end, waiting for peers to close their ends */
-    DEFAULT_CONNECT_TIMEOUT_S = 60,
+    CLOSE_DRAIN_MS = 2000,              /* at the end, waiting for peers to close their ends */
+    DEFAULT_CONNECT_TIMEOUT_S = 60,     /* a node of this job may still be starting */
+    DEFAULT_PORT_TIMEOUT_S = 10,        /* a node of another job is there or not */
+    HELLO_CHECK_MS = 1000,              /* no HELLO_ACK yet: ask the store whether the peer moved */
     MAX_EVENTS = 64,
 };
 
@@ -59,7 +90,8 @@ struct rndv_send {      /* a rendezvous send waiting for its CTS */
     size_t bytes;
     struct completion *done;
     struct net_peer *peer;
-    int dest;                       /* receiving world rank */
+    int dest;                       /* receiving rank ... */
+    uint64_t world;                 /* ... of this world */
 };
 
 struct net_pull {       /* a remote rendezvous message at the receiver */
@@ -68,7 +100,9 @@ struct net_pull {       /* a remote rendezvous message at the receiver */
     struct net_envelope env;
     struct strand_request *req;     /* set by pull */
     size_t want;                    /* bytes asked for */
-    char *temp;                     /* non-contiguous receive: the bytes land here first */
+    size_t got;                     /* of them, in DATA frames received whole */
+    struct dt_stream *stream;       /* non-contiguous receive: unpacked from `temp` as bytes arrive */
+    char *temp;                     /* STAGE_BYTES */
 };
 
 struct op {
@@ -83,13 +117,25 @@ struct op {
     char *owned;                    /* freed once written */
     struct rndv_send *rndv;         /* OP_RTS, OP_DATA */
     struct net_pull *pull;          /* OP_CTS */
+    /* OP_DATA: the bytes a CTS asked for go out in frames of at most
+     * tcp.data_frame bytes (a DATA payload is at most 4 GiB - 1); the op
+     * is framed again for the next part once a frame is written. */
+    uint64_t data_cookie;           /* the receiver's */
+    uint64_t data_sent, data_total; /* bytes framed so far / asked for */
+    const char *data_from;          /* a contiguous send buffer */
+    struct dt_stream *stream;       /* a non-contiguous one, packed into `owned` a frame at a time */
     struct completion *cancel;      /* OP_CANCEL */
     bool submitted;                 /* came through the queue: counted in `pending` */
 };
 
 /* ---- connections ---- */
 
-enum conn_state { CONN_CONNECTING, CONN_OPEN, CONN_CLOSED };
+enum conn_state {
+    CONN_CONNECTING,                /* outgoing: connect() under way */
+    CONN_HELLO,                     /* outgoing: HELLO written, waiting for HELLO_ACK */
+    CONN_OPEN,
+    CONN_CLOSED,
+};
 
 struct conn {
     struct lite_lock lock;          /* the write queue and socket writes */
@@ -100,12 +146,14 @@ struct conn {
     struct op *head, *tail;         /* outgoing: frames to write, in order */
     bool want_write;                /* EPOLLOUT armed */
     bool peer_said_bye;
+    int port;                       /* outgoing: the port connected to */
+    double hello_check_at;          /* CONN_HELLO: when to ask the store again */
     /* reading */
     unsigned char *rbuf;
     size_t rpos, rlen;
     bool in_payload;
     struct wire_frame frame;
-    char *pdst;
+    char *pdst;                     /* where the payload goes (NULL: through data_pull's stream) */
     size_t pgot;
     struct net_pull *data_pull;     /* DATA being received */
     char *eager;                    /* EAGER payloads that do not fit rbuf */
@@ -113,12 +161,15 @@ struct conn {
 };
 
 struct peer_state {                 /* net_peer.transport */
+    struct net_peer *peer;
     struct conn *out;               /* the connection we send on, NULL until the first message */
     _Atomic(struct conn *) out_open; /* `out` once open and the peer is not gone: rank threads may write */
     atomic_int pending;             /* operations for this peer submitted, not yet on out's queue */
     double retry_at;                /* connect refused: try again then (0: not waiting) */
     double give_up_at;
     bool gone;                      /* it ended cleanly: messages to it are dropped */
+    struct peer_state *retry_next;  /* progress thread: peers waiting to connect again */
+    bool in_retry_list;
 };
 
 /* Cookies name rendezvous state on the wire: (generation << 32) | (slot + 1),
@@ -136,14 +187,23 @@ static struct {
     int epfd, listen_fd, wake_fd;
     struct __cds_wfcq_head qhead;
     struct cds_wfcq_tail qtail;
-    atomic_bool asleep;             /* the progress thread may be in epoll_wait */
+    atomic_bool asleep;             /* the progress thread may be in epoll_wait or parked */
     atomic_bool stopping;
+    pthread_mutex_t round;          /* one round of progress at a time */
+    atomic_int pollers;             /* rank threads spinning in a wait (tcp_poll) */
+    atomic_bool parked;             /* the progress thread sleeps on the eventfd alone */
+    _Atomic uint64_t poll_left;     /* when the last poller stopped (ns), 0: it went to sleep */
+    int timer_fd;                   /* the park's deadline */
+    _Atomic uint64_t deadline;      /* when it expires (ns) */
     bool bye_sent;
-    struct peer_state *peers;
+    struct peer_state *peers;       /* this job's, by node index */
+    struct peer_state *retrying;    /* progress thread: retry_at != 0 */
     struct conn **conns;            /* every open connection, for shutdown */
     int nconns, conns_cap;
+    int hellos_waiting;             /* connections in CONN_HELLO */
     struct cookie_table sends, pulls;
-    double connect_timeout;
+    double connect_timeout, port_timeout;
+    size_t data_frame;              /* largest DATA payload we send */
 } tcp;
 
 static double now_seconds(void)
@@ -151,6 +211,13 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static _Noreturn void out_of_memory(void)
@@ -182,18 +249,46 @@ static uint64_t cookie_insert(struct cookie_table *t, void *obj)
     return ((uint64_t)t->gen[slot] << 32) | (slot + 1);
 }
 
+/* The object a cookie names, or NULL if it names none. */
+static void *cookie_find(const struct cookie_table *t, uint64_t cookie)
+{
+    uint32_t slot = (uint32_t)cookie - 1;
+    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32))
+        return NULL;
+    return t->obj[slot];
+}
+
 /* Removes and returns the object a cookie names, or NULL if it names none. */
 static void *cookie_take(struct cookie_table *t, uint64_t cookie)
 {
-    uint32_t slot = (uint32_t)cookie - 1;
-    if ((uint32_t)cookie == 0 || slot >= t->cap || t->gen[slot] != (uint32_t)(cookie >> 32) ||
-        t->obj[slot] == NULL)
+    void *obj = cookie_find(t, cookie);
+    if (obj == NULL)
         return NULL;
-    void *obj = t->obj[slot];
+    uint32_t slot = (uint32_t)cookie - 1;
     t->obj[slot] = NULL;
     t->gen[slot]++;
     t->free[t->nfree++] = slot;
     return obj;
+}
+
+/* ---- per-peer state ---- */
+
+/* Made on the peer's first use (this job's peers have theirs from init). */
+static struct peer_state *peer_state_of(struct net_peer *peer)
+{
+    struct peer_state *ps = __atomic_load_n(&peer->transport, __ATOMIC_ACQUIRE);
+    if (STRAND_LIKELY(ps != NULL))
+        return ps;
+    struct peer_state *mine = calloc(1, sizeof *mine);
+    if (mine == NULL)
+        out_of_memory();
+    mine->peer = peer;
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(&peer->transport, &expected, mine, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return mine;
+    free(mine);
+    return expected;
 }
 
 /* ---- waking the progress thread ---- */
@@ -206,13 +301,26 @@ static void wake_progress(void)
     }
 }
 
+/* Wakes the progress thread even while rank threads poll (it owns the timers). */
+static void kick_progress(void)
+{
+    uint64_t one = 1;
+    atomic_store(&tcp.asleep, false);
+    (void)!write(tcp.wake_fd, &one, sizeof one);
+}
+
+/* A spinning poller will run the operation's round itself: no wake-up.
+ * seq_cst on both sides (the enqueue, then this load; a poller's
+ * decrement, then its look at the queue in tcp_poll_end): one of them
+ * sees the other. */
 static void submit(struct op *op)
 {
     op->submitted = true;
-    atomic_fetch_add_explicit(&((struct peer_state *)op->peer->transport)->pending, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&peer_state_of(op->peer)->pending, 1, memory_order_seq_cst);
     cds_wfcq_node_init(&op->qnode);
     cds_wfcq_enqueue(&tcp.qhead, &tcp.qtail, &op->qnode);
-    wake_progress();
+    if (atomic_load(&tcp.pollers) == 0)
+        wake_progress();
 }
 
 static struct op *op_new(enum op_kind kind, struct net_peer *peer, size_t extra)
@@ -231,7 +339,7 @@ static struct wire_frame envelope_frame(enum wire_type type, const struct net_en
 {
     return (struct wire_frame){
         .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
-        .dest = (uint32_t)env->dest, .a = env->bytes,
+        .dest = (uint32_t)env->dest, .a = env->bytes, .c = env->world,
     };
 }
 
@@ -258,7 +366,7 @@ static struct op *eager_op(struct net_peer *peer, const unsigned char *header, c
 static bool send_direct(struct net_peer *peer, const unsigned char *header, const void *buf, int count,
                         MPI_Datatype type, size_t bytes)
 {
-    struct peer_state *ps = peer->transport;
+    struct peer_state *ps = peer_state_of(peer);
     struct conn *c = atomic_load_explicit(&ps->out_open, memory_order_acquire);
     if (c == NULL || !type->contiguous || atomic_load_explicit(&ps->pending, memory_order_seq_cst) != 0)
         return false;
@@ -322,7 +430,7 @@ static int tcp_send_rendezvous(struct net_peer *peer, const struct net_envelope 
         free(s);
         return MPI_ERR_NO_MEM;
     }
-    *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer, env->dest };
+    *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer, env->dest, env->world };
     op->rndv = s;
     struct wire_frame f = envelope_frame(WIRE_RTS, env);
     wire_encode_header(op->header, &f);     /* the cookie (b) is added by the progress thread */
@@ -335,9 +443,6 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     pull->req = req;
     size_t capacity = (size_t)req->count * req->type->size;
     pull->want = pull->env.bytes < capacity ? pull->env.bytes : capacity;
-    if (pull->want > UINT32_MAX)
-        strand_job_abort(1, "Strand MPI: a message between node processes is limited to 4 GiB - 1 "
-                            "(see doc/limits.md)\n");
     struct op *op = op_new(OP_CTS, pull->peer, 0);
     if (op == NULL)
         out_of_memory();
@@ -413,6 +518,9 @@ static void conn_want_write(struct conn *c, bool want)
     epoll_ctl(tcp.epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+static bool peer_forget(struct peer_state *ps, const char *what);
+static void conn_flush(struct conn *c);
+
 static struct conn *conn_new(int fd, bool outgoing, struct net_peer *peer)
 {
     struct conn *c = calloc(1, sizeof *c);
@@ -446,62 +554,168 @@ static int resolve(const char *host, int port, struct sockaddr_storage *addr, so
 
 
 /* The first message to a peer opens our connection to it (non-blocking:
- * EPOLLOUT says when it is established). Its address follows from the
- * host list and the base port: no exchange at startup. */
-static void connect_peer(struct net_peer *peer)
+ * EPOLLOUT says when it is established). A peer of this job is found by
+ * the host list and the base port (no exchange at startup); one of another
+ * job where it said it listens. Returns false when the peer was given up
+ * (net_peer_lost returned: nothing is left to send it). */
+static bool connect_peer(struct net_peer *peer)
 {
-    struct peer_state *ps = peer->transport;
-    const struct net_job *job = tcp.job;
+    struct peer_state *ps = peer_state_of(peer);
     struct sockaddr_storage addr;
     socklen_t len;
-    if (resolve(net_peer_host(peer), net_peer_port(peer), &addr, &len) != 0)
-        net_peer_lost(peer, "its host name does not resolve");
+    int port = net_peer_port(peer);
+    struct conn *c = ps->out;
+    if (c == NULL || c->state == CONN_CLOSED) {
+        if (c == NULL) {
+            c = conn_new(-1, true, peer);
+            conn_track(c);
+            ps->out = c;
+        }
+        c->rpos = c->rlen = 0;
+        c->in_payload = false;
+        c->peer_said_bye = false;
+        ps->give_up_at = now_seconds() + (peer->foreign ? tcp.port_timeout : tcp.connect_timeout);
+    }
+    ps->retry_at = 0;
+    if (resolve(net_peer_host(peer), port, &addr, &len) != 0)
+        return peer_forget(ps, "its host name does not resolve");
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        net_peer_lost(peer, "cannot create a socket to it");
+        return peer_forget(ps, "cannot create a socket to it");
     set_socket_options(fd);
-    struct conn *c = ps->out;
-    if (c == NULL) {
-        c = conn_new(-1, true, peer);
-        conn_track(c);
-        ps->out = c;
-        /* The HELLO goes first, before whatever the caller queues. */
-        struct op *hello = op_new(OP_FRAME, peer, 0);
-        if (hello == NULL)
-            out_of_memory();
-        struct wire_frame f = { .type = WIRE_HELLO, .a = job->job_id, .b = (uint64_t)job->node,
-                                .c = (uint64_t)job->nnodes };
-        wire_encode_header(hello->header, &f);
-        frame_queue(c, hello);
-        ps->give_up_at = now_seconds() + tcp.connect_timeout;
-    }
     c->fd = fd;
+    c->port = port;
     c->state = CONN_CONNECTING;
     c->want_write = true;
-    ps->retry_at = 0;
     /* A refusal now or later is handled alike: epoll reports it, then SO_ERROR. */
     (void)!connect(fd, (struct sockaddr *)&addr, len);
     epoll_add(fd, EPOLLIN | EPOLLOUT, c);
+    return true;
 }
 
-/* The peer is not listening yet (it may still be starting): try again a
- * little later, up to the connect timeout. */
-static void connect_failed(struct conn *c, int err)
+static void retry_later(struct peer_state *ps)
 {
-    struct peer_state *ps = c->peer->transport;
+    if (!ps->in_retry_list) {
+        ps->retry_next = tcp.retrying;
+        tcp.retrying = ps;
+        ps->in_retry_list = true;
+    }
+    ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    /* The retry is the progress thread's timer: a rank's round that got
+     * here must make it recompute its timeout. */
+    kick_progress();
+}
+
+/* Closes the socket of a connection that is being redone or given up. */
+static void conn_socket_close(struct conn *c)
+{
+    if (c->fd < 0)
+        return;
     epoll_ctl(tcp.epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
     c->want_write = false;
-    if (err == ECONNREFUSED)
+}
+
+/* The connection attempt reached nobody, or somebody else: a peer of this
+ * job may still be starting, or may have moved to the port it published
+ * (asked for on every failure): try again a little later, up to the
+ * connect timeout. A peer of another job said where it listens: nothing
+ * there is final. */
+static void connect_failed(struct conn *c, const char *why)
+{
+    struct peer_state *ps = peer_state_of(c->peer);
+    int port = c->port;
+    conn_socket_close(c);
+    c->state = CONN_CONNECTING;
+    c->rpos = c->rlen = 0;          /* whatever the other program sent */
+    c->in_payload = false;
+    if (!c->peer->foreign)
         net_peer_refused(c->peer);
-    if (now_seconds() > ps->give_up_at) {
-        char what[160];
-        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer),
-                 net_peer_port(c->peer), strerror(err));
-        net_peer_lost(c->peer, what);
+    if (c->peer->foreign || now_seconds() > ps->give_up_at) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer), port, why);
+        peer_forget(ps, what);
+        return;
     }
-    ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    retry_later(ps);
+}
+
+/* Connected: say who we are and where we listen, then wait for the answer
+ * (48 bytes and a short contact on a fresh socket: the kernel takes them
+ * at once; a full buffer counts as a failed attempt). */
+static void hello_send(struct conn *c)
+{
+    unsigned char msg[WIRE_HEADER_BYTES + WIRE_CONTACT_MAX];
+    size_t contact = net_self_contact((char *)msg + WIRE_HEADER_BYTES, WIRE_CONTACT_MAX);
+    const struct net_job *job = tcp.job;
+    struct wire_frame f = { .type = WIRE_HELLO, .payload_len = (uint32_t)contact, .a = job->job_id,
+                            .b = (uint64_t)job->node, .c = (uint64_t)job->nnodes };
+    wire_encode_header(msg, &f);
+    ssize_t n;
+    do
+        n = send(c->fd, msg, WIRE_HEADER_BYTES + contact, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)(WIRE_HEADER_BYTES + contact)) {
+        connect_failed(c, n < 0 ? strerror(errno) : "cannot write HELLO");
+        return;
+    }
+    c->state = CONN_HELLO;
+    c->hello_check_at = now_seconds() + HELLO_CHECK_MS * 1e-3;
+    tcp.hellos_waiting++;
+    conn_want_write(c, false);
+    kick_progress();                /* the HELLO check is the progress thread's timer, as a retry */
+}
+
+/* The answer to our HELLO: the peer we meant, or another process. */
+static void hello_answered(struct conn *c, const struct wire_frame *f)
+{
+    tcp.hellos_waiting--;
+    struct net_peer *peer = c->peer;
+    if (f->type != WIRE_HELLO_ACK || f->a != peer->job_id || f->b != (uint64_t)peer->job_node) {
+        connect_failed(c, "another process answered there");
+        return;
+    }
+    struct peer_state *ps = peer_state_of(peer);
+    lite_lock(&c->lock);
+    c->state = CONN_OPEN;
+    if (!ps->gone)
+        atomic_store_explicit(&ps->out_open, c, memory_order_release);
+    conn_flush(c);
+    lite_unlock(&c->lock);
+}
+
+/* An outgoing connection closed or spoke garbage before HELLO_ACK. */
+static void hello_failed(struct conn *c, const char *why)
+{
+    tcp.hellos_waiting--;
+    connect_failed(c, why);
+}
+
+/* Progress thread, each round: connections whose HELLO is not answered
+ * yet. A silent listener on a static port is told from a slow peer by the
+ * store: the peer moved (published another port) or it did not. */
+static void check_hellos(int *timeout_ms)
+{
+    if (tcp.hellos_waiting == 0)
+        return;
+    double now = now_seconds();
+    for (int i = 0; i < tcp.nconns; i++) {
+        struct conn *c = tcp.conns[i];
+        if (c->state != CONN_HELLO)
+            continue;
+        if (now >= c->hello_check_at) {
+            struct peer_state *ps = peer_state_of(c->peer);
+            if ((!c->peer->foreign && net_peer_refused(c->peer)) || now > ps->give_up_at) {
+                hello_failed(c, "no answer to HELLO (another program listens there?)");
+                continue;
+            }
+            c->hello_check_at = now + HELLO_CHECK_MS * 1e-3;
+        }
+        int ms = (int)((c->hello_check_at - now) * 1e3) + 1;
+        if (*timeout_ms < 0 || ms < *timeout_ms)
+            *timeout_ms = ms;
+    }
 }
 
 static void op_finish(struct op *op)
@@ -509,9 +723,35 @@ static void op_finish(struct op *op)
     if (op->kind == OP_DATA) {
         completion_signal(op->rndv->done);
         free(op->rndv);
+        dt_stream_free(op->stream);
     }
     free(op->owned);
     free(op);
+}
+
+/* Frames the next part of a DATA answer: true when there was one (the
+ * first call always frames one, possibly empty). Under the connection's
+ * lock (conn_flush) or before the op is queued. */
+static bool data_frame_next(struct op *op)
+{
+    if (op->data_sent == op->data_total && op->written > 0)
+        return false;
+    uint64_t left = op->data_total - op->data_sent;
+    size_t limit = op->stream != NULL && STAGE_BYTES < tcp.data_frame ? STAGE_BYTES : tcp.data_frame;
+    size_t part = left < limit ? (size_t)left : limit;
+    if (op->stream != NULL) {
+        dt_stream_pack(op->stream, op->owned, part);
+        op->data = op->owned;
+    } else {
+        op->data = op->data_from + op->data_sent;
+    }
+    op->data_len = part;
+    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)part, .a = op->data_cookie,
+                            .b = op->data_sent };
+    wire_encode_header(op->header, &d);
+    op->data_sent += part;
+    op->written = 0;
+    return true;
 }
 
 static void conn_drop_queue(struct conn *c)
@@ -547,15 +787,16 @@ static void conn_flush(struct conn *c)
             }
             if (errno == EINTR)
                 continue;
-            struct peer_state *ps = c->peer->transport;
-            if (ps->gone || atomic_load(&tcp.stopping)) {
-                conn_drop_queue(c);
-                return;
-            }
-            net_peer_lost(c->peer, strerror(errno));
+            struct peer_state *ps = peer_state_of(c->peer);
+            if (!ps->gone && !atomic_load(&tcp.stopping))
+                net_peer_lost(c->peer, strerror(errno));    /* returns for a peer nothing uses */
+            conn_drop_queue(c);
+            return;
         }
         op->written += (size_t)sent;
         if (op->written < WIRE_HEADER_BYTES + op->data_len)
+            continue;
+        if (op->kind == OP_DATA && data_frame_next(op))
             continue;
         c->head = op->next;
         if (c->head == NULL)
@@ -579,15 +820,59 @@ static void frame_queue(struct conn *c, struct op *op)
 static void op_drop(struct op *op)
 {
     if (op->submitted)
-        atomic_fetch_sub(&((struct peer_state *)op->peer->transport)->pending, 1);
+        atomic_fetch_sub(&peer_state_of(op->peer)->pending, 1);
     op_finish(op);
+}
+
+/* Rendezvous sends to a peer that was given up: complete them (their data
+ * can no longer be delivered). */
+static void sends_drop_for(const struct net_peer *peer)
+{
+    for (uint32_t i = 0; i < tcp.sends.cap; i++) {
+        struct rndv_send *s = tcp.sends.obj[i];
+        if (s != NULL && s->peer == peer) {
+            cookie_take(&tcp.sends, ((uint64_t)tcp.sends.gen[i] << 32) | (i + 1));
+            completion_signal(s->done);
+            free(s);
+        }
+    }
+}
+
+/* Forgets the connection to a peer given up on (its socket, its queued
+ * frames, its pending rendezvous sends); its next message connects
+ * afresh, reusing the connection's memory. */
+static void peer_reset(struct peer_state *ps)
+{
+    struct conn *c = ps->out;
+    atomic_store(&ps->out_open, NULL);
+    if (c != NULL && c->state != CONN_CLOSED) {
+        if (c->state == CONN_HELLO)
+            tcp.hellos_waiting--;
+        lite_lock(&c->lock);
+        conn_socket_close(c);
+        c->state = CONN_CLOSED;
+        conn_drop_queue(c);
+        lite_unlock(&c->lock);
+    }
+    ps->retry_at = 0;
+    sends_drop_for(ps->peer);
+}
+
+/* The peer is lost or cannot be reached: net_peer_lost ends the job unless
+ * nothing here uses the peer; then its connection is forgotten. Returns
+ * false (for connect_peer). */
+static bool peer_forget(struct peer_state *ps, const char *what)
+{
+    net_peer_lost(ps->peer, what);
+    peer_reset(ps);
+    return false;
 }
 
 /* An operation from a rank thread (or a DATA answer) for `peer`. */
 static void dispatch(struct op *op)
 {
-    struct peer_state *ps = op->peer->transport;
-    if (ps->gone) {
+    struct peer_state *ps = peer_state_of(op->peer);
+    if (ps->gone || (op->kind == OP_KICK && (ps->out == NULL || ps->out->state == CONN_CLOSED))) {
         op_drop(op);
         return;
     }
@@ -621,7 +906,7 @@ static void dispatch(struct op *op)
             return;
         }
         struct rndv_send *s = tcp.sends.obj[(uint32_t)cookie - 1];
-        struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = cookie };
+        struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = cookie, .c = s->world };
         wire_encode_header(op->header, &f);
         op->kind = OP_FRAME;
     } else if (op->kind == OP_CTS) {
@@ -631,8 +916,10 @@ static void dispatch(struct op *op)
         wire_encode_header(op->header, &f);
         op->kind = OP_FRAME;
     }
-    if (ps->out == NULL)
-        connect_peer(op->peer);
+    if ((ps->out == NULL || ps->out->state == CONN_CLOSED) && !connect_peer(op->peer)) {
+        op_drop(op);
+        return;
+    }
     struct conn *c = ps->out;
     bool submitted = op->submitted;
     lite_lock(&c->lock);
@@ -653,12 +940,53 @@ static void drain_submissions(void)
 
 /* ---- receiving (progress thread) ---- */
 
+/* A malformed frame from a peer that introduced itself ends the job
+ * (from a peer of another job too: nothing it sends can be trusted). */
 static _Noreturn void protocol_error(struct conn *c, const char *why)
 {
-    static struct net_peer unknown = { .node = -1 };
     char what[200];
     snprintf(what, sizeof what, "malformed frame: %s", why);
-    net_peer_lost(c->peer != NULL ? c->peer : &unknown, what);
+    net_peer_lost(c->peer, what);
+    char line[400];
+    snprintf(line, sizeof line, "Strand MPI: node %d of job %" PRIx64 " sent a %s; ending the job\n",
+             c->peer->job_node, c->peer->job_id, what);
+    strand_job_abort(1, line);
+}
+
+/* A connection that never said who it was, or that cannot say: not one of
+ * ours (a port scanner, a stale client): closed, nothing else. */
+static void conn_drop(struct conn *c)
+{
+    lite_lock(&c->lock);
+    conn_socket_close(c);
+    c->state = CONN_CLOSED;
+    conn_drop_queue(c);
+    lite_unlock(&c->lock);
+}
+
+/* The first frame on an incoming connection: who is calling. Answered
+ * with HELLO_ACK (this process's identity), so that the caller knows it
+ * reached the node process it meant. */
+static void hello_arrived(struct conn *c, const struct wire_frame *f, const char *contact)
+{
+    const char *why = NULL;
+    struct net_peer *peer = net_peer_hello(f->a, f->b, f->c, contact, f->payload_len, &why);
+    if (peer == NULL) {
+        conn_drop(c);
+        return;
+    }
+    c->peer = peer;
+    const struct net_job *job = tcp.job;
+    unsigned char ack[WIRE_HEADER_BYTES];
+    struct wire_frame a = { .type = WIRE_HELLO_ACK, .a = job->job_id, .b = (uint64_t)job->node,
+                            .c = (uint64_t)job->nnodes };
+    wire_encode_header(ack, &a);
+    ssize_t n;
+    do
+        n = send(c->fd, ack, sizeof ack, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof ack)
+        conn_drop(c);
 }
 
 /* A CTS for one of our rendezvous sends: answer with the data, straight
@@ -674,46 +1002,70 @@ static void answer_cts(struct conn *c, const struct wire_frame *f)
     if (op == NULL)
         out_of_memory();
     op->rndv = s;
+    op->data_cookie = f->b;
+    op->data_total = f->c;
     if (s->type->contiguous) {
-        op->data = (const char *)s->buf + s->type->lb;
-    } else {
-        op->owned = malloc(s->bytes > 0 ? s->bytes : 1);
-        if (op->owned == NULL)
-            out_of_memory();
-        dt_pack(op->owned, s->buf, (size_t)s->count, s->type);
-        op->data = op->owned;
+        op->data_from = (const char *)s->buf + s->type->lb;
+    } else if ((op->stream = dt_stream_new(s->buf, (size_t)s->count, s->type)) == NULL ||
+               (op->owned = malloc(STAGE_BYTES)) == NULL) {
+        out_of_memory();
     }
-    op->data_len = (size_t)f->c;
-    struct wire_frame d = { .type = WIRE_DATA, .payload_len = (uint32_t)f->c, .a = f->b };
-    wire_encode_header(op->header, &d);
+    data_frame_next(op);
     dispatch(op);
 }
 
 static void pull_finish(struct net_pull *p)
 {
-    struct strand_request *req = p->req;
-    size_t copied = p->want;
-    if (p->temp != NULL) {
-        copied = dt_unpack(req->buf, (size_t)req->count, req->type, p->temp, p->want);
-        free(p->temp);
-    }
-    mailbox_receive_complete(req, p->env.source, p->env.tag, p->env.bytes, copied);
+    dt_stream_free(p->stream);
+    free(p->temp);
+    mailbox_receive_complete(p->req, p->env.source, p->env.tag, p->env.bytes, p->want);
     free(p);
+}
+
+/* A DATA frame: the next part of a pull, at the offset where the last
+ * one ended. Its payload goes straight into a contiguous receive buffer,
+ * else through a staging buffer into the receive layout. */
+static void data_begin(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = cookie_find(&tcp.pulls, f->a);
+    if (p == NULL || p->peer != c->peer)
+        protocol_error(c, "DATA for an unknown pull");
+    if (f->b != p->got || f->payload_len > p->want - p->got || (f->payload_len == 0 && p->want > 0))
+        protocol_error(c, "DATA frame out of place or beyond what was asked");
+    struct strand_request *req = p->req;
+    c->pdst = NULL;
+    if (req->type->contiguous) {
+        c->pdst = (char *)req->buf + req->type->lb + p->got;
+    } else if (p->stream == NULL) {
+        p->stream = dt_stream_new(req->buf, (size_t)req->count, req->type);
+        p->temp = malloc(STAGE_BYTES);
+        if (p->stream == NULL || p->temp == NULL)
+            out_of_memory();
+    }
+    c->data_pull = p;
+}
+
+/* The frame ended: once every byte asked for is in, the receive completes. */
+static void data_end(struct conn *c, const struct wire_frame *f)
+{
+    struct net_pull *p = c->data_pull;
+    c->data_pull = NULL;
+    p->got += f->payload_len;
+    if (p->got < p->want)
+        return;
+    cookie_take(&tcp.pulls, f->a);
+    pull_finish(p);
 }
 
 /* Where a frame's payload goes; NULL when it is consumed from rbuf at once. */
 static void frame_begin(struct conn *c, const struct wire_frame *f)
 {
-    if (c->peer == NULL && f->type != WIRE_HELLO)
-        protocol_error(c, "first frame is not HELLO");
     switch (f->type) {
     case WIRE_HELLO:
-        if (c->peer != NULL || c->outgoing)
+        if (c->peer != NULL)
             protocol_error(c, "unexpected HELLO");
-        c->peer = &tcp.job->peers[f->b];
-        if ((int)f->b == tcp.job->node)
-            protocol_error(c, "HELLO from this node process itself");
-        return;
+        __attribute__((fallthrough));   /* its contact lands in the payload buffer */
+    case WIRE_DPM:
     case WIRE_EAGER:
     case WIRE_RMA_PUT:
     case WIRE_RMA_ACC:
@@ -728,24 +1080,9 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
         }
         c->pdst = c->eager;
         return;
-    case WIRE_DATA: {
-        struct net_pull *p = cookie_take(&tcp.pulls, f->a);
-        if (p == NULL || p->peer != c->peer)
-            protocol_error(c, "DATA for an unknown pull");
-        if (f->payload_len != p->want)
-            protocol_error(c, "DATA size differs from what was asked");
-        struct strand_request *req = p->req;
-        if (req->type->contiguous) {
-            c->pdst = (char *)req->buf + req->type->lb;
-        } else {
-            p->temp = malloc(p->want > 0 ? p->want : 1);
-            if (p->temp == NULL)
-                out_of_memory();
-            c->pdst = p->temp;
-        }
-        c->data_pull = p;
+    case WIRE_DATA:
+        data_begin(c, f);
         return;
-    }
     default:
         return;
     }
@@ -753,7 +1090,7 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
 
 static struct net_envelope envelope_of(const struct wire_frame *f)
 {
-    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
+    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a, f->c };
 }
 
 struct withdraw_key {
@@ -771,7 +1108,7 @@ static bool pull_is(const struct net_pull *p, const void *arg)
 static void answer_cancel(struct conn *c, const struct wire_frame *f)
 {
     struct withdraw_key key = { c->peer, f->a };
-    struct net_pull *p = mailbox_withdraw_remote(strand_node.ranks[f->dest], pull_is, &key);
+    struct net_pull *p = net_withdraw(f->c, (int)f->dest, pull_is, &key);
     bool withdrawn = p != NULL;
     free(p);
     struct op *op = op_new(OP_FRAME, c->peer, 0);
@@ -830,8 +1167,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         answer_cts(c, f);
         return;
     case WIRE_DATA:
-        pull_finish(c->data_pull);
-        c->data_pull = NULL;
+        data_end(c, f);
         return;
     case WIRE_CANCEL:
         answer_cancel(c, f);
@@ -840,71 +1176,123 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         cancel_answered(c, f);
         return;
     case WIRE_BYE: {
-        struct peer_state *ps = c->peer->transport;
+        struct peer_state *ps = peer_state_of(c->peer);
         c->peer_said_bye = true;
+        if (!ps->gone)
+            net_peer_ended(c->peer);
         ps->gone = true;
         atomic_store(&ps->out_open, NULL);
         return;
     }
+    case WIRE_HELLO:
+        hello_arrived(c, f, payload);
+        return;
+    case WIRE_DPM:
+        net_dpm_arrived(c->peer, f, (const unsigned char *)payload);
+        return;
     default:
         return;
     }
 }
 
+/* EOF or an error. Expected after BYE, at shutdown, or from a connection
+ * that never said who it was; otherwise the peer is lost (net_peer_lost
+ * returns for a peer of another job that nothing here uses). */
 static void conn_closed(struct conn *c, const char *why)
 {
-    if (!c->peer_said_bye && !atomic_load(&tcp.stopping) && !(c->peer != NULL &&
-                                                              ((struct peer_state *)c->peer->transport)->gone)) {
-        if (c->peer == NULL) {
-            /* A connection that never said who it was: not one of ours. */
-        } else {
-            net_peer_lost(c->peer, why);
-        }
-    }
-    if (c->peer != NULL)
-        atomic_store(&((struct peer_state *)c->peer->transport)->out_open, NULL);
-    lite_lock(&c->lock);
-    epoll_ctl(tcp.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
-    c->state = CONN_CLOSED;
-    conn_drop_queue(c);
-    lite_unlock(&c->lock);
+    struct peer_state *ps = c->peer != NULL ? peer_state_of(c->peer) : NULL;
+    if (ps != NULL && !c->peer_said_bye && !atomic_load(&tcp.stopping) && !ps->gone)
+        net_peer_lost(c->peer, why);
+    if (ps != NULL && c->outgoing)
+        peer_reset(ps);
+    else
+        conn_drop(c);
 }
 
 /* After a recv that returned n <= 0: true when reading must stop for now
  * (nothing more to read, or the connection is closed), false to retry. */
 static bool read_stops(struct conn *c, ssize_t n, const char *eof_why)
 {
-    if (n == 0) {
-        conn_closed(c, eof_why);
-        return true;
-    }
-    if (errno == EINTR)
+    if (n < 0 && errno == EINTR)
         return false;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-        conn_closed(c, strerror(errno));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return true;
+    if (c->state == CONN_HELLO)
+        hello_failed(c, n == 0 ? "closed before answering HELLO" : strerror(errno));
+    else
+        conn_closed(c, n == 0 ? eof_why : strerror(errno));
     return true;
+}
+
+/* A frame header on a connection we opened: HELLO_ACK first, then only
+ * BYE. False when reading must stop (the connection was redone). */
+static bool outgoing_frame(struct conn *c, enum wire_status st, const struct wire_frame *f, const char *why)
+{
+    if (c->state == CONN_HELLO) {
+        if (st != WIRE_OK)
+            hello_failed(c, "something that is not a Strand node process answered");
+        else
+            hello_answered(c, f);
+        return c->state == CONN_OPEN;
+    }
+    if (st != WIRE_OK)
+        protocol_error(c, why);
+    if (f->type != WIRE_BYE)
+        protocol_error(c, "only HELLO_ACK and BYE may come back on a connection we opened");
+    frame_end(c, f, NULL);
+    return true;
+}
+
+/* Where the next payload bytes of the frame being read go, and how many
+ * fit there. */
+static char *payload_room(struct conn *c, size_t *room)
+{
+    size_t left = c->frame.payload_len - c->pgot;
+    if (c->pdst != NULL) {
+        *room = left;
+        return c->pdst + c->pgot;
+    }
+    *room = left < STAGE_BYTES ? left : STAGE_BYTES;
+    return c->data_pull->temp;
+}
+
+static void payload_filled(struct conn *c, size_t n)
+{
+    if (c->pdst == NULL)
+        dt_stream_unpack(c->data_pull->stream, c->data_pull->temp, n);
+    c->pgot += n;
 }
 
 /* Reads what the kernel has and handles every complete frame. */
 static void conn_read(struct conn *c)
 {
+    /* A recv that returned less than it asked for emptied the socket: a
+     * second one would only say EAGAIN (one system call more per small
+     * message). Level-triggered epoll reports what arrives later. */
+    bool drained = false;
     for (;;) {
+        if (c->fd < 0)
+            return;         /* closed or redone by the frame just handled */
         if (c->in_payload) {
-            size_t need = c->frame.payload_len - c->pgot;
+            size_t room;
+            char *to = payload_room(c, &room);
             size_t have = c->rlen - c->rpos;
-            size_t take = have < need ? have : need;
-            memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+            size_t take = have < room ? have : room;
+            memcpy(to, c->rbuf + c->rpos, take);
             c->rpos += take;
-            c->pgot += take;
+            payload_filled(c, take);
             if (c->pgot < c->frame.payload_len) {
-                /* The rest straight into its destination (a receive buffer). */
-                ssize_t n = recv(c->fd, c->pdst + c->pgot, c->frame.payload_len - c->pgot, MSG_DONTWAIT);
-                if (n > 0)
-                    c->pgot += (size_t)n;
-                else if (read_stops(c, n, "connection closed in the middle of a message"))
+                if (drained)
                     return;
+                /* The rest straight into its destination (a receive buffer). */
+                to = payload_room(c, &room);
+                ssize_t n = recv(c->fd, to, room, MSG_DONTWAIT);
+                if (n > 0) {
+                    payload_filled(c, (size_t)n);
+                    drained = (size_t)n < room;
+                } else if (read_stops(c, n, "connection closed in the middle of a message")) {
+                    return;
+                }
                 continue;
             }
             c->in_payload = false;
@@ -914,10 +1302,19 @@ static void conn_read(struct conn *c)
         if (c->rlen - c->rpos >= WIRE_HEADER_BYTES) {
             const char *why = NULL;
             struct wire_frame f;
-            if (wire_decode_header(c->rbuf + c->rpos, c->rlen - c->rpos, &tcp.limits, &f, &why) != WIRE_OK)
+            enum wire_status st = wire_decode_header(c->rbuf + c->rpos, c->rlen - c->rpos, &tcp.limits, &f, &why);
+            if (c->outgoing) {
+                c->rpos += WIRE_HEADER_BYTES;
+                if (!outgoing_frame(c, st, &f, why))
+                    return;
+                continue;
+            }
+            if (c->peer == NULL && (st != WIRE_OK || f.type != WIRE_HELLO)) {
+                conn_drop(c);       /* not one of ours */
+                return;
+            }
+            if (st != WIRE_OK)
                 protocol_error(c, why);
-            if (c->outgoing && f.type != WIRE_BYE)
-                protocol_error(c, "only BYE may come back on a connection we opened");
             c->rpos += WIRE_HEADER_BYTES;
             frame_begin(c, &f);
             if (f.type == WIRE_EAGER && c->rlen - c->rpos >= f.payload_len) {
@@ -936,17 +1333,22 @@ static void conn_read(struct conn *c)
             c->in_payload = true;
             continue;
         }
+        if (drained)
+            return;
         if (c->rpos > 0) {
             memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        ssize_t n = recv(c->fd, c->rbuf + c->rlen, READ_BUFFER_BYTES - c->rlen, MSG_DONTWAIT);
-        if (n > 0)
+        size_t room = READ_BUFFER_BYTES - c->rlen;
+        ssize_t n = recv(c->fd, c->rbuf + c->rlen, room, MSG_DONTWAIT);
+        if (n > 0) {
             c->rlen += (size_t)n;
-        else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
-                                               : "connection closed without goodbye"))
+            drained = (size_t)n < room;
+        } else if (read_stops(c, n, c->rlen != 0 ? "connection closed in the middle of a frame"
+                                                   : "connection closed without goodbye")) {
             return;
+        }
     }
 }
 
@@ -983,14 +1385,11 @@ static void conn_writable(struct conn *c)
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err == 0 && connected_to_itself(c->fd))
             err = ECONNREFUSED;     /* the peer does not listen yet */
-        if (err != 0) {
-            connect_failed(c, err);
-            return;
-        }
-        c->state = CONN_OPEN;
-        struct peer_state *ps = c->peer->transport;
-        if (!ps->gone)
-            atomic_store_explicit(&ps->out_open, c, memory_order_release);
+        if (err != 0)
+            connect_failed(c, strerror(err));
+        else
+            hello_send(c);
+        return;
     }
     lite_lock(&c->lock);
     conn_flush(c);
@@ -999,18 +1398,22 @@ static void conn_writable(struct conn *c)
 
 static void retry_connects(int *timeout_ms)
 {
+    check_hellos(timeout_ms);       /* first: it may schedule retries */
     double now = now_seconds();
-    for (int j = 0; j < tcp.job->nnodes; j++) {
-        struct peer_state *ps = &tcp.peers[j];
-        if (ps->retry_at == 0)
+    struct peer_state **link = &tcp.retrying;
+    while (*link != NULL) {
+        struct peer_state *ps = *link;
+        if (ps->retry_at == 0 || now >= ps->retry_at) {
+            *link = ps->retry_next;     /* out of the list before connect_peer may put it back */
+            ps->in_retry_list = false;
+            if (ps->retry_at != 0)
+                connect_peer(ps->peer);
             continue;
-        if (now >= ps->retry_at) {
-            connect_peer(&tcp.job->peers[j]);
-        } else {
-            int ms = (int)((ps->retry_at - now) * 1e3) + 1;
-            if (*timeout_ms < 0 || ms < *timeout_ms)
-                *timeout_ms = ms;
         }
+        int ms = (int)((ps->retry_at - now) * 1e3) + 1;
+        if (*timeout_ms < 0 || ms < *timeout_ms)
+            *timeout_ms = ms;
+        link = &ps->retry_next;
     }
 }
 
@@ -1052,30 +1455,21 @@ static void say_bye(void)
     tcp.bye_sent = true;
 }
 
-static bool tcp_progress(int timeout_ms)
+/* The eventfd is the progress thread's alone: a poller that read it
+ * could swallow a kick meant to make the progress thread look again. */
+static void handle_events(const struct epoll_event *events, int n, bool progress_thread)
 {
-    drain_submissions();
-    retry_connects(&timeout_ms);
-    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
-        say_bye();
-        return false;
-    }
-    /* Announce sleep, then recheck: a submitter either sees `asleep` and
-     * writes the eventfd, or we see its operation. */
-    atomic_store(&tcp.asleep, true);
-    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
-        timeout_ms = 0;
-    struct epoll_event events[MAX_EVENTS];
-    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
-    atomic_store(&tcp.asleep, false);
     for (int i = 0; i < n; i++) {
         void *ptr = events[i].data.ptr;
         if (ptr == &tcp.listen_fd) {
             accept_all();
         } else if (ptr == &tcp.wake_fd) {
             uint64_t count;
-            (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (progress_thread)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
         } else {
+            /* Events are hints: another round may have handled this one
+             * already (every handler below is non-blocking). */
             struct conn *c = ptr;
             if (c->fd < 0)
                 continue;
@@ -1090,7 +1484,109 @@ static bool tcp_progress(int timeout_ms)
                 conn_writable(c);
         }
     }
+}
+
+static bool park_wanted(void)
+{
+    if (atomic_load(&tcp.pollers) > 0)
+        return true;
+    uint64_t left = atomic_load(&tcp.poll_left);
+    return left != 0 && now_ns() - left < PARK_GRACE_NS;
+}
+
+static void park_timer_set(uint64_t at_ns)
+{
+    atomic_store(&tcp.deadline, at_ns);
+    struct itimerspec t = { .it_value = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) } };
+    timerfd_settime(tcp.timer_fd, TFD_TIMER_ABSTIME, &t, NULL);
+}
+
+/* The progress thread's sleep, outside the round lock: on every socket,
+ * or parked (see the top of the file). Returns the events to handle. */
+static int progress_sleep(struct epoll_event *events, int timeout_ms)
+{
+    if (timeout_ms != 0 && park_wanted()) {
+        atomic_store(&tcp.parked, true);
+        /* Announce, then look again: a poller going to sleep either sees
+         * `parked` (and writes the eventfd) or we see it gone. */
+        if (park_wanted()) {
+            /* No poller now: the last one stopped less than a grace ago;
+             * look again once its grace is over (leavers push it on). */
+            if (atomic_load(&tcp.pollers) == 0)
+                park_timer_set(atomic_load(&tcp.poll_left) + PARK_GRACE_NS);
+            struct pollfd p[2] = { { .fd = tcp.wake_fd, .events = POLLIN }, { .fd = tcp.timer_fd, .events = POLLIN } };
+            struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+            ppoll(p, 2, timeout_ms >= 0 ? &ts : NULL, NULL);
+            atomic_store(&tcp.parked, false);
+            uint64_t count;
+            if (p[0].revents & POLLIN)
+                (void)!read(tcp.wake_fd, &count, sizeof count);
+            if (p[1].revents & POLLIN)
+                (void)!read(tcp.timer_fd, &count, sizeof count);
+            return 0;
+        }
+        atomic_store(&tcp.parked, false);
+    }
+    return epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
+}
+
+static bool tcp_progress(int timeout_ms)
+{
+    pthread_mutex_lock(&tcp.round);
+    drain_submissions();
+    retry_connects(&timeout_ms);
+    if (atomic_load(&tcp.stopping) && all_written() && cds_wfcq_empty(&tcp.qhead, &tcp.qtail)) {
+        say_bye();
+        pthread_mutex_unlock(&tcp.round);
+        return false;
+    }
+    pthread_mutex_unlock(&tcp.round);
+    /* Announce sleep, then recheck: a submitter either sees `asleep` and
+     * writes the eventfd, or we see its operation. */
+    atomic_store(&tcp.asleep, true);
+    if (!cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        timeout_ms = 0;
+    struct epoll_event events[MAX_EVENTS];
+    int n = progress_sleep(events, timeout_ms);
+    atomic_store(&tcp.asleep, false);
+    pthread_mutex_lock(&tcp.round);
+    handle_events(events, n, true);
+    pthread_mutex_unlock(&tcp.round);
     return true;
+}
+
+/* ---- rank threads that poll while they wait (net.h) ---- */
+
+static void tcp_poll_begin(void)
+{
+    atomic_fetch_add(&tcp.pollers, 1);
+}
+
+/* One non-blocking round, unless another thread runs one. */
+static void tcp_poll(void)
+{
+    if (pthread_mutex_trylock(&tcp.round) != 0)
+        return;
+    drain_submissions();
+    struct epoll_event events[MAX_EVENTS];
+    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
+    handle_events(events, n, false);
+    drain_submissions();    /* what the arrivals queued (a CTS for a matched RTS) */
+    pthread_mutex_unlock(&tcp.round);
+}
+
+static void tcp_poll_end(bool sleeping)
+{
+    atomic_fetch_sub(&tcp.pollers, 1);
+    /* A poller going to sleep needs the progress thread watching the
+     * sockets now; one that got what it waited for lets it stay parked
+     * a little (it is likely to wait again soon). */
+    uint64_t now = sleeping ? 0 : now_ns();
+    atomic_store(&tcp.poll_left, now);
+    if ((sleeping && atomic_load(&tcp.parked)) || !cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
+        kick_progress();
+    else if (!sleeping && atomic_load(&tcp.deadline) < now + PARK_GRACE_NS)
+        park_timer_set(now + 2 * PARK_GRACE_NS);
 }
 
 /* ---- setup and teardown (main thread) ---- */
@@ -1109,6 +1605,8 @@ static int listen_on(const struct net_job *job, char *why, size_t why_len)
     if (fd >= 0)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     int bound = fd >= 0 ? bind(fd, (struct sockaddr *)&addr, len) : -1;
+    if (bound == 0 && job->base_port == 0 && getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+        port = ntohs(((struct sockaddr_in *)&addr)->sin_port);     /* any port: the kernel's choice */
     if (bound != 0 && errno == EADDRINUSE && net_port_fallback_allowed()) {
         /* Someone else holds our static port: take any, publish it. */
         ((struct sockaddr_in *)&addr)->sin_port = 0;    /* same offset in sockaddr_in6 */
@@ -1128,34 +1626,47 @@ static int listen_on(const struct net_job *job, char *why, size_t why_len)
         return -1;
     }
     tcp.listen_fd = fd;
+    net_listening_on(port);
     return 0;
 }
 
 static int tcp_init(const struct net_job *job, char *why, size_t why_len)
 {
     tcp.job = job;
+    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
     tcp.limits = (struct wire_limits){
+        .job_world = job->job_id, .world_rank = net_world_rank_here,
         .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
         .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
-        .max_eager = (uint32_t)(job->eager_limit < UINT32_MAX ? job->eager_limit : UINT32_MAX),
+        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
         .max_data = UINT32_MAX, .tag_ub = INT32_MAX,
         .window = net_rma_window, .acc_element = net_rma_acc_element,
     };
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    pthread_mutex_init(&tcp.round, NULL);
+    /* Smaller DATA frames only to exercise messages of many frames in tests. */
+    const char *frame = getenv("STRAND_NET_DATA_FRAME");
+    long long frame_bytes = frame != NULL ? atoll(frame) : DATA_FRAME_BYTES;
+    tcp.data_frame = frame_bytes >= 1 && frame_bytes <= DATA_FRAME_BYTES ? (size_t)frame_bytes : DATA_FRAME_BYTES;
+    timeout = getenv("STRAND_PORT_TIMEOUT");
+    tcp.port_timeout = timeout != NULL ? atof(timeout) : DEFAULT_PORT_TIMEOUT_S;
     __cds_wfcq_init(&tcp.qhead, &tcp.qtail);
     tcp.peers = calloc((size_t)job->nnodes, sizeof *tcp.peers);
     if (tcp.peers == NULL) {
         snprintf(why, why_len, "out of memory");
         return -1;
     }
-    for (int j = 0; j < job->nnodes; j++)
+    for (int j = 0; j < job->nnodes; j++) {
+        tcp.peers[j].peer = &job->peers[j];
         job->peers[j].transport = &tcp.peers[j];
+    }
     if (listen_on(job, why, why_len) != 0)
         return -1;
     tcp.epfd = epoll_create1(EPOLL_CLOEXEC);
     tcp.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (tcp.epfd < 0 || tcp.wake_fd < 0) {
+    tcp.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (tcp.epfd < 0 || tcp.wake_fd < 0 || tcp.timer_fd < 0) {
         snprintf(why, why_len, "epoll/eventfd: %s", strerror(errno));
         return -1;
     }
@@ -1217,6 +1728,7 @@ static void tcp_close(void)
     close(tcp.listen_fd);
     close(tcp.epfd);
     close(tcp.wake_fd);
+    close(tcp.timer_fd);
 }
 
 const struct net_ops net_tcp_ops = {
@@ -1228,6 +1740,9 @@ const struct net_ops net_tcp_ops = {
     .pull = tcp_pull,
     .cancel_send = tcp_cancel_send,
     .rma_send = tcp_rma_send,
+    .poll_begin = tcp_poll_begin,
+    .poll = tcp_poll,
+    .poll_end = tcp_poll_end,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
 };

@@ -53,11 +53,25 @@ void wire_encode_header(unsigned char *out, const struct wire_frame *f)
     put64(out + 40, f->c);
 }
 
+/* A destination rank (EAGER, RTS, CANCEL): in this node process. */
+static const char *check_destination(const struct wire_frame *f, const struct wire_limits *lim)
+{
+    if (f->c == lim->job_world) {
+        if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
+            return "destination rank is not in this node process";
+        return NULL;
+    }
+    if (lim->world_rank == NULL || !lim->world_rank(f->c, f->dest))
+        return "destination is not a rank of a world in this node process";
+    return NULL;
+}
+
 /* The envelope of a message (EAGER, RTS): who it is for and from. */
 static const char *check_envelope(const struct wire_frame *f, const struct wire_limits *lim)
 {
-    if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
-        return "destination rank is not in this node process";
+    const char *problem = check_destination(f, lim);
+    if (problem != NULL)
+        return problem;
     if (f->source < 0)
         return "negative source rank";
     if (f->tag < 0 || f->tag > lim->tag_ub)
@@ -179,13 +193,24 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
         return check_rma(f, lim);
     switch (f->type) {
     case WIRE_HELLO:
-        if (f->payload_len != 0)
-            return "HELLO with a payload";
-        if (f->a != lim->job_id)
-            return "HELLO from another job";
+        if (f->payload_len > WIRE_CONTACT_MAX)
+            return "HELLO with an overlong contact";
+        if (f->a != lim->job_id) {
+            if (f->c == 0 || f->c > WIRE_MAX_NODES || f->b >= f->c)
+                return "HELLO with a node index or count out of range";
+            return f->payload_len < 3 ? "HELLO from another job without a contact" : NULL;
+        }
         if (f->b >= lim->nnodes || f->c != lim->nnodes)
             return "HELLO with a node index or count that does not fit this job";
         return NULL;
+    case WIRE_HELLO_ACK:
+        if (f->payload_len != 0)
+            return "HELLO_ACK with a payload";
+        if (f->c == 0 || f->c > WIRE_MAX_NODES || f->b >= f->c)
+            return "HELLO_ACK with a node index or count out of range";
+        return NULL;
+    case WIRE_DPM:
+        return f->payload_len > WIRE_DPM_MAX ? "dynamic-process frame longer than the limit" : NULL;
     case WIRE_EAGER:
         if (f->payload_len > lim->max_eager)
             return "eager message longer than the eager limit";
@@ -195,14 +220,14 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
     case WIRE_RTS:
         if (f->payload_len != 0)
             return "RTS with a payload";
-        if (f->a > (uint64_t)INT32_MAX * 8 * 1024)
+        if (f->a > WIRE_MESSAGE_MAX)
             return "RTS size beyond any MPI message";
         return check_envelope(f, lim);
     case WIRE_CTS:
         if (f->payload_len != 0)
             return "CTS with a payload";
-        if (f->c > lim->max_data)
-            return "CTS asks for more than a DATA frame may carry";
+        if (f->c > WIRE_MESSAGE_MAX)
+            return "CTS asks for more than any MPI message holds";
         return NULL;
     case WIRE_DATA:
         if (f->payload_len > lim->max_data)
@@ -213,9 +238,7 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
     case WIRE_CANCEL:
         if (f->payload_len != 0)
             return "CANCEL with a payload";
-        if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
-            return "destination rank is not in this node process";
-        return NULL;
+        return check_destination(f, lim);
     case WIRE_CANCELLED:
         return f->payload_len != 0 || f->b > 1 ? "malformed CANCELLED" : NULL;
     default:

@@ -18,20 +18,35 @@
  *   8     4    context_id    EAGER, RTS: matching context
  *  12     4    source        EAGER, RTS: sender's rank in the communicator
  *  16     4    tag           EAGER, RTS
- *  20     4    dest          EAGER, RTS: receiving world rank
+ *  20     4    dest          EAGER, RTS: receiving rank in its world
  *  24     8    a             see below
  *  32     8    b
  *  40     8    c
  *
  *  type    a                 b                  c          payload
- *  HELLO   job id            sender node index  node count none
- *  EAGER   message bytes     0                  0          the message (== a bytes)
- *  RTS     message bytes     sender cookie      0          none
+ *  HELLO   job id            sender node index  node count its contact "PORT HOST" (may be
+ *                                                          empty from the receiver's own job)
+ *  HELLO_ACK job id          receiver node index node count none (the answer: who took the call)
+ *  EAGER   message bytes     0                  dest world the message (== a bytes)
+ *  RTS     message bytes     sender cookie      dest world none
  *  CTS     sender cookie     receiver cookie    bytes wanted none
- *  DATA    receiver cookie   0                  0          the pulled bytes
+ *  DATA    receiver cookie   offset             0          the next pulled bytes
+ *
+ * A CTS may ask for more than one DATA payload carries (4 GiB - 1): the
+ * sender answers with DATA frames in order, each starting where the last
+ * ended (`offset`, from 0), until the bytes wanted are sent; only a
+ * message of 0 bytes is answered by an empty frame. The receiver checks
+ * every offset and length against its pull.
  *  BYE     0                 0                  0          none
- *  CANCEL  sender cookie     0                  0          none (dest: receiving world rank)
+ *  CANCEL  sender cookie     0                  dest world none (dest: the receiving rank)
  *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
+ *  DPM     (context_id: the dynamic-process message kind; a, b, c and the
+ *          payload are src/dpm's, which checks them: port requests,
+ *          spawn requests and their answers)
+ *
+ * A world is named by its 64-bit id (the launched world's is its job id),
+ * so a frame may address any rank of any world hosted by the receiving
+ * node process, whichever job sent it.
  *
  * One-sided frames (RMA): the window is named by its id (`a`, agreed by
  * its members at MPI_Win_create) and two window ranks: `source`, the rank
@@ -59,7 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { WIRE_HEADER_BYTES = 48, WIRE_MAGIC = 0x5354, WIRE_VERSION = 1 };
+enum { WIRE_HEADER_BYTES = 48, WIRE_MAGIC = 0x5354, WIRE_VERSION = 2 };
 
 enum wire_type {
     WIRE_HELLO = 1,     /* first frame on a connection: who is calling */
@@ -79,6 +94,8 @@ enum wire_type {
     WIRE_RMA_COMPLETE,  /* active target: an access epoch to dest ended */
     WIRE_RMA_POST,      /* an exposure epoch of source to dest began */
     WIRE_RMA_ACK,       /* a request is done (and a lock granted) */
+    WIRE_HELLO_ACK,     /* the answer to HELLO: the acceptor says who it is */
+    WIRE_DPM,           /* dynamic processes: ports, spawns (src/dpm) */
     WIRE_TYPE_END
 };
 
@@ -93,6 +110,15 @@ struct wire_frame {
 };
 
 static inline bool wire_is_rma(enum wire_type t) { return t >= WIRE_RMA_PUT && t <= WIRE_RMA_ACK; }
+
+/* The largest message an RTS may announce (an int count of the largest
+ * type anyone builds; the receiver's capacity bounds what it asks for). */
+#define WIRE_MESSAGE_MAX ((uint64_t)INT32_MAX * 8 * 1024)
+
+/* Bounds of HELLO and DPM frames: node processes in a job, a contact
+ * string, a dynamic-process message (a rank identity list of 4096 ranks
+ * takes about 50 KiB). */
+enum { WIRE_MAX_NODES = 1 << 20, WIRE_CONTACT_MAX = 300, WIRE_DPM_MAX = 16 << 20 };
 
 /* Bounds of one-sided frames. */
 enum {
@@ -117,9 +143,12 @@ struct wire_element {
 
 /* What the receiving node process accepts. */
 struct wire_limits {
-    uint32_t first_rank, local_ranks;   /* dest must be in [first_rank, first_rank + local_ranks) */
-    uint32_t nnodes;                    /* HELLO: node index < nnodes, node count == nnodes */
-    uint64_t job_id;                    /* HELLO: must match */
+    uint64_t job_world;                 /* id of the launched world of this job */
+    uint32_t first_rank, local_ranks;   /* its ranks here: dest must be in [first_rank, first_rank + local_ranks) */
+    /* A destination in another world (NULL: none is accepted). */
+    bool (*world_rank)(uint64_t world, uint32_t rank);
+    uint32_t nnodes;                    /* HELLO from this job: node index < nnodes, node count == nnodes */
+    uint64_t job_id;                    /* this job's (HELLO from another job: any node index, contact given) */
     uint32_t max_eager;                 /* EAGER payload */
     uint32_t max_data;                  /* DATA payload */
     int32_t tag_ub;

@@ -29,10 +29,20 @@
  *
  * tests/model/rma_model.c checks both variants over every interleaving.
  *
- * A window spanning node processes fences as: wait until the caller's
- * frames are answered (its remote operations are done), then exchange
- * asserts with every member (a barrier over the window's communicator;
- * the asserts serve the NOPUT check). */
+ * A window spanning node processes fences hierarchically: each member
+ * waits until its frames are answered (its remote operations are done)
+ * and publishes its assert in its fence word; the members of one node
+ * process count their arrivals on the core's counter; the node's leader
+ * (its lowest member), once all arrived, swaps the node's asserts with
+ * every other node's leader (one message each way per pair of nodes, all
+ * at once), writes every member's assert into the core and publishes
+ * `fence_done`, which the others wait for. The asserts serve the NOPUT
+ * check. The same serves as the barrier of MPI_Win_free. */
+#include <stdlib.h>
+
+#include "../comm/comm.h"
+#include "../net/net.h"
+#include "../pt2pt/pt2pt.h"
 #include "../util/futex.h"
 #include "remote.h"
 #include "rma.h"
@@ -158,10 +168,133 @@ int fence_target_assert(struct strand_win *w, int target)
                                 memory_order_relaxed);
 }
 
-static void fence_spanning(struct strand_win *w, int assert)
+/* ---- windows spanning node processes ---- */
+
+/* The node process a member lives in: its peer, or NULL for this one.
+ * (Not an index: peers of other jobs, in a window of a communicator joining
+ * jobs, are numbered after this job's node processes.) */
+static const struct net_peer *member_process(const struct win_core *core, int m)
 {
+    return core->members[m].rank->remote;
+}
+
+/* Members grouped by node process, in order of first appearance: node_of[m]
+ * is m's group; returns the number of groups, and this process's in *mine. */
+static int group_by_process(const struct win_core *core, int *node_of, const struct net_peer **seen, int *mine)
+{
+    int groups = 0;
+    *mine = -1;
+    for (int m = 0; m < core->size; m++) {
+        const struct net_peer *p = member_process(core, m);
+        int g = 0;
+        while (g < groups && seen[g] != p)
+            g++;
+        if (g == groups)
+            seen[groups++] = p;
+        if (p == NULL)
+            *mine = g;
+        node_of[m] = g;
+    }
+    return groups;
+}
+
+int fence_spanning_setup(struct win_core *core)
+{
+    int n = core->size;
+    const struct net_peer **seen = malloc((size_t)n * sizeof *seen);
+    int *node_of = malloc((size_t)n * sizeof *node_of);
+    int *next = malloc((size_t)n * sizeof *next);
+    core->node_first = calloc((size_t)n + 1, sizeof *core->node_first);
+    core->node_members = malloc((size_t)n * sizeof *core->node_members);
+    core->span_asserts = calloc((size_t)n, sizeof *core->span_asserts);
+    core->span_buf = malloc((size_t)n * sizeof *core->span_buf);
+    int rc = MPI_ERR_NO_MEM;
+    if (seen == NULL || node_of == NULL || next == NULL || core->node_first == NULL || core->node_members == NULL ||
+        core->span_asserts == NULL || core->span_buf == NULL)
+        goto out;
+    core->nnodes = group_by_process(core, node_of, seen, &core->my_node);
+    for (int m = 0; m < n; m++)
+        core->node_first[node_of[m] + 1]++;
+    for (int g = 0; g < core->nnodes; g++)
+        core->node_first[g + 1] += core->node_first[g];
+    for (int g = 0; g < core->nnodes; g++)
+        next[g] = core->node_first[g];
+    for (int m = 0; m < n; m++)
+        core->node_members[next[node_of[m]]++] = m;
+    size_t reqs = 2 * (size_t)(core->nnodes - 1) * sizeof *core->span_reqs;
+    core->span_reqs = aligned_alloc(64, (reqs + 63) / 64 * 64);
+    if (core->span_reqs != NULL)
+        rc = MPI_SUCCESS;
+out:
+    free(seen);
+    free(node_of);
+    free(next);
+    return rc;
+}
+
+void fence_spanning_free(struct win_core *core)
+{
+    free(core->node_first);
+    free(core->node_members);
+    free(core->span_asserts);
+    free(core->span_buf);
+    free(core->span_reqs);
+}
+
+/* The leader's part of generation k, once every member of its node
+ * arrived: its node's asserts to every other leader, theirs back
+ * (library-internal messages on the window communicator's collective
+ * context, tag WIN_TAG_FENCE), every member's into span_asserts. */
+static void leaders_exchange(struct strand_win *w, unsigned k)
+{
+    struct win_core *core = w->core;
+    struct strand_comm *c = w->comm;
+    uint32_t context = c->core->context_id + 1;
+    int me = core->my_node, first = core->node_first[me], mine = core->node_first[me + 1] - first;
+    for (int p = first; p < first + mine; p++)
+        core->span_buf[p] = atomic_load_explicit(&core->members[core->node_members[p]].fence.assert[k % FENCE_RING],
+                                                 memory_order_relaxed);
+    int nreq = 0;
+    for (int g = 0; g < core->nnodes; g++) {
+        if (g == me)
+            continue;
+        int at = core->node_first[g], count = core->node_first[g + 1] - at, leader = core->node_members[at];
+        pt2pt_irecv_internal(&core->span_reqs[nreq++], c, context, core->span_buf + at, count, MPI_INT, leader,
+                             WIN_TAG_FENCE);
+        pt2pt_isend_internal(&core->span_reqs[nreq++], c, context, core->span_buf + first, mine, MPI_INT, leader,
+                             WIN_TAG_FENCE);
+    }
+    for (int i = 0; i < nreq; i++)
+        pt2pt_wait_internal(&core->span_reqs[i]);
+    for (int p = 0; p < core->size; p++)
+        core->span_asserts[core->node_members[p]] = core->span_buf[p];
+}
+
+void fence_spanning(struct strand_win *w, int assert)
+{
+    struct win_core *core = w->core;
+    unsigned k = ++w->fence_cur.gen;
+    int me = core->my_node, local = core->node_first[me + 1] - core->node_first[me];
+    int leader = core->node_members[core->node_first[me]];
     rma_remote_drain(w);
-    win_exchange(w->comm, WIN_TAG_FENCE, &assert, (int)sizeof assert, w->fence_asserts);
+    fence_publish(&core->members[w->rank].fence, k, assert);
+    /* One generation at a time (every member waits for fence_done), so
+     * the leader may reset the counter before publishing k. acq_rel: the
+     * leader sees every local member's assert and stores. */
+    atomic_uint *arrivals = &core->fence_arrivals[k % FENCE_RING];
+    unsigned arrived = atomic_fetch_add_explicit(arrivals, 1, memory_order_acq_rel) + 1;
+    if (w->rank != leader) {
+        if (arrived == (unsigned)local)
+            rank_wake(core->members[leader].rank);
+        win_wait_counter(&core->fence_done, k);
+    } else {
+        win_wait_counter(arrivals, (unsigned)local);
+        atomic_store_explicit(arrivals, 0, memory_order_relaxed);
+        leaders_exchange(w, k);
+        atomic_store_explicit(&core->fence_done, k, memory_order_release);
+        win_wake_members(core);
+    }
+    w->fence_cur.synced = k;
 }
 
 int PMPI_Win_fence(int assert, MPI_Win win)

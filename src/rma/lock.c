@@ -22,8 +22,12 @@
  * once: the one whose compare-and-swap clears the request's waiting bit
  * (for the very ticket whose turn it checked) does the reader bookkeeping
  * and sends the grant. Local and remote holders thus exclude each other in
- * one lock. Remote targets: remote.c sends LOCK/UNLOCK and waits for the
- * answers. */
+ * one lock. The frames such an origin sends after its LOCK (it does not
+ * wait for the grant) are held by the target's progress thread until the
+ * grant; the granter serves them once out of this code
+ * (rma_remote_serve_held at the end of each operation that may grant).
+ * Remote targets: remote.c sends LOCK/UNLOCK and waits for the answers at
+ * unlock. */
 #include <stdlib.h>
 
 #include "remote.h"
@@ -136,17 +140,21 @@ void lock_request_remote(struct win_core *core, int target, int origin, bool exc
         rows = calloc((size_t)core->size, sizeof *rows);
         if (rows == NULL)
             strand_job_abort(1, "Strand MPI: out of memory for a lock request from another node process\n");
+        for (int i = 0; i < core->size; i++)
+            rows[i] = (struct remote_lock){ .core = core, .target = target, .origin = i };
         atomic_store_explicit(&m->remote_locks, rows, memory_order_release);
     }
     atomic_rank_ptr *slots = waiter_slots(core, &m->lock);
     if (slots == NULL)
         strand_job_abort(1, "Strand MPI: out of memory for a lock request from another node process\n");
+    rma_remote_lock_request_pending(core, target, origin);
     unsigned ticket = atomic_fetch_add(&m->lock.next, 1);
     /* Request, then slot, then our own look: an unlocker that advanced
      * `serving` before the slot was filled is covered by that look. */
     atomic_store(&rows[origin].state, (uint64_t)ticket << 2 | (uint64_t)exclusive << 1 | 1);
     atomic_store(&slots[ticket % (unsigned)core->size], core->members[origin].rank);
     remote_try_grant(core, target, origin);
+    rma_remote_serve_held();
 }
 
 int lock_acquire(struct strand_win *w, int target, bool exclusive)
@@ -168,6 +176,7 @@ int lock_acquire(struct strand_win *w, int target, bool exclusive)
     }
     if (!exclusive)
         reader_enters(core, target, lw.ticket);
+    rma_remote_serve_held();
     return MPI_SUCCESS;
 }
 
@@ -177,11 +186,11 @@ void lock_release_core(struct win_core *core, int target, bool exclusive)
     if (exclusive) {
         unsigned next = atomic_fetch_add(&lock->serving, 1) + 1;
         wake_ticket(core, target, next);
-        return;
-    }
-    /* The last reader out lets a writer that is already served in. */
-    if (atomic_fetch_sub(&lock->readers, 1) == 1)
+    } else if (atomic_fetch_sub(&lock->readers, 1) == 1) {
+        /* The last reader out lets a writer that is already served in. */
         wake_ticket(core, target, atomic_load(&lock->serving));
+    }
+    rma_remote_serve_held();
 }
 
 void lock_release(struct strand_win *w, int target, bool exclusive)

@@ -20,11 +20,15 @@
 
 /* ---- window ids ---- */
 
+/* Unique in every process that may host a core of the window, whichever
+ * job the members come from (windows of communicators joining jobs): the
+ * creating process's job id and node index, mixed, plus a counter. */
 uint64_t rma_window_id_new(void)
 {
     static atomic_uint_fast64_t next;
-    uint64_t node = net_active() ? (uint64_t)net_job()->node : 0;
-    return (node << 40) | (atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1);
+    uint64_t x = net_self_job_id() ^ ((uint64_t)net_self_node() * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
+    return (x & ~0xffffffull) | ((atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1) & 0xffffff);
 }
 
 /* ---- accumulate operations and element types on the wire ---- */
@@ -428,10 +432,10 @@ const struct win_target_ops rma_remote_ops = {
 
 /* ---- origin side: synchronization ---- */
 
+/* The grant is the LOCK's answer: waited for with the others at unlock. */
 void rma_remote_lock(struct strand_win *w, int target, bool exclusive)
 {
     request_send(w, target, (struct net_rma){ .type = WIRE_RMA_LOCK, .flags = exclusive }, NULL, 0);
-    rma_remote_drain(w);        /* the grant is the LOCK's answer */
 }
 
 void rma_remote_unlock(struct strand_win *w, int target, bool exclusive)
@@ -457,9 +461,115 @@ static void ack(struct win_core *core, const struct wire_frame *f)
     reply_send(core, (int)f->dest, f->source, (struct net_rma){ .type = WIRE_RMA_ACK, .flags = f->type }, NULL, 0);
 }
 
+/* ---- target side: frames held while their origin's lock request waits ---- */
+
+struct held_frame {
+    struct held_frame *next;
+    struct wire_frame f;
+    unsigned char payload[];
+};
+
+/* Rows whose held frames this thread is to serve, and whether it is
+ * serving them already (further up its stack). */
+static _Thread_local struct remote_lock *serve_list;
+static _Thread_local bool serving_held;
+
+/* Frames from an origin to a target (the kinds a lock epoch sends). */
+static bool from_origin(enum wire_type t)
+{
+    return t == WIRE_RMA_PUT || t == WIRE_RMA_ACC || t == WIRE_RMA_GET || t == WIRE_RMA_LOCK ||
+           t == WIRE_RMA_UNLOCK || t == WIRE_RMA_COMPLETE;
+}
+
+/* Progress thread: holds a copy of `f` when its origin's lock request on
+ * the target is not granted yet (`pending` until the grant's bookkeeping
+ * is done, a little after the request's waiting bit is claimed), or frames
+ * of it are still held or being served (they go first). True when held. */
+static bool frame_hold(struct win_core *core, const struct wire_frame *f, const unsigned char *payload)
+{
+    struct remote_lock *rows = atomic_load_explicit(&core->members[f->dest].remote_locks, memory_order_acquire);
+    if (rows == NULL || !from_origin(f->type))
+        return false;
+    struct remote_lock *row = &rows[f->source];
+    lite_lock(&row->hold_lock);
+    bool hold = row->pending || row->head != NULL || row->draining;
+    if (hold) {
+        struct held_frame *h = malloc(sizeof *h + f->payload_len);
+        if (h == NULL)
+            out_of_memory();
+        h->next = NULL;
+        h->f = *f;
+        if (f->payload_len > 0)
+            memcpy(h->payload, payload, f->payload_len);
+        if (row->tail != NULL)
+            row->tail->next = h;
+        else
+            row->head = h;
+        row->tail = h;
+    }
+    lite_unlock(&row->hold_lock);
+    return hold;
+}
+
+void rma_remote_lock_request_pending(struct win_core *core, int target, int origin)
+{
+    struct remote_lock *row = &atomic_load_explicit(&core->members[target].remote_locks, memory_order_acquire)[origin];
+    lite_lock(&row->hold_lock);
+    row->pending = true;
+    lite_unlock(&row->hold_lock);
+}
+
 void rma_remote_lock_granted(struct win_core *core, int target, int origin)
 {
     reply_send(core, target, origin, (struct net_rma){ .type = WIRE_RMA_ACK, .flags = WIRE_RMA_LOCK }, NULL, 0);
+    struct remote_lock *row = &atomic_load_explicit(&core->members[target].remote_locks, memory_order_acquire)[origin];
+    lite_lock(&row->hold_lock);
+    row->pending = false;
+    bool schedule = row->head != NULL && !row->draining;
+    row->draining |= schedule;
+    lite_unlock(&row->hold_lock);
+    if (schedule) {
+        row->next_drain = serve_list;
+        serve_list = row;
+    }
+}
+
+static void frame_serve(struct net_peer *from, struct win_core *core, const struct wire_frame *f,
+                        const unsigned char *payload);
+
+/* Serves a row's held frames in order, until none is left or one (a
+ * LOCK of the next epoch) made the origin wait again; frames arriving
+ * meanwhile queue behind (`draining`). */
+static void serve_row(struct remote_lock *row)
+{
+    for (;;) {
+        lite_lock(&row->hold_lock);
+        struct held_frame *h = row->pending ? NULL : row->head;
+        if (h == NULL) {
+            row->draining = false;
+            lite_unlock(&row->hold_lock);
+            return;
+        }
+        row->head = h->next;
+        if (row->head == NULL)
+            row->tail = NULL;
+        lite_unlock(&row->hold_lock);
+        frame_serve(NULL, row->core, &h->f, h->payload);
+        free(h);
+    }
+}
+
+void rma_remote_serve_held(void)
+{
+    if (serving_held)
+        return;
+    serving_held = true;
+    while (serve_list != NULL) {
+        struct remote_lock *row = serve_list;
+        serve_list = row->next_drain;
+        serve_row(row);
+    }
+    serving_held = false;
 }
 
 static void serve_put(struct win_core *core, const struct wire_frame *f, const unsigned char *payload)
@@ -554,6 +664,14 @@ static void serve_pscw(struct win_core *core, const struct wire_frame *f)
 void rma_remote_serve(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
     struct win_core *core = win_registry_find(f->a);     /* the decoder checked it exists */
+    if (!frame_hold(core, f, payload))
+        frame_serve(from, core, f, payload);
+}
+
+/* `from` is NULL for a held frame (only GET_REPLY, never held, uses it). */
+static void frame_serve(struct net_peer *from, struct win_core *core, const struct wire_frame *f,
+                        const unsigned char *payload)
+{
     switch (f->type) {
     case WIRE_RMA_PUT:
         serve_put(core, f, payload);

@@ -12,7 +12,13 @@
  * barrier of MPI_Win_free, no frame can arrive for a freed window.
  *
  * Frames one rank sends to one node process are served in order (net.h),
- * so UNLOCK and COMPLETE are served after the operations before them. */
+ * so UNLOCK and COMPLETE are served after the operations before them.
+ *
+ * Passive target: MPI_Win_lock sends LOCK and returns; the operations and
+ * UNLOCK follow at once, so lock-put-unlock costs one round trip (the
+ * unlock waits for every answer, the grant's included). The target holds
+ * the frames that arrive while the request waits in its lock and serves
+ * them, in order, once it is granted (struct remote_lock). */
 #ifndef STRAND_RMA_REMOTE_H
 #define STRAND_RMA_REMOTE_H
 
@@ -40,8 +46,18 @@ void rma_remote_post(struct strand_win *w, int origin);
 void rma_remote_complete(struct strand_win *w, int target);
 
 /* Target side. lock.c: `origin`'s lock request on `target` was granted
- * (any thread). */
+ * (any thread): answers the origin and schedules the frames held for the
+ * request on the calling thread, which serves them in
+ * rma_remote_serve_held once it is out of the lock code. */
 void rma_remote_lock_granted(struct win_core *core, int target, int origin);
+/* lock.c, before `origin`'s request on `target` can be granted: its
+ * frames are held from now until rma_remote_lock_granted. */
+void rma_remote_lock_request_pending(struct win_core *core, int target, int origin);
+/* lock.c, at the end of every lock operation that may grant (any thread):
+ * serves what this thread scheduled, unless it already does so further up
+ * its stack (a held UNLOCK served here may grant again: those are served
+ * by the same loop). */
+void rma_remote_serve_held(void);
 
 /* For the network layer (progress thread). */
 void rma_remote_serve(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);

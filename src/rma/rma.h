@@ -35,6 +35,7 @@
 
 #include "../core/core.h"
 #include "../op/op.h"
+#include "../util/lock.h"
 
 #define WIN_MAGIC 0x5357494eu        /* "SWIN" */
 
@@ -101,13 +102,27 @@ struct fence_word {
     atomic_int assert[FENCE_RING];      /* its assert at generation k, in [k % FENCE_RING] */
 };
 
+struct held_frame;
+
 /* A lock request of an origin in another node process, waiting in the
  * target's ticket lock (lock.c); granted by whoever finds its turn come.
  * One word, (ticket << 2) | (exclusive << 1) | waiting, so that a grant
  * claims exactly the request whose turn it checked (compare-and-swap),
- * never a newer request of the same origin. */
+ * never a newer request of the same origin.
+ *
+ * The origin does not wait for the grant (MPI_Win_lock returns at once):
+ * its operations and UNLOCK follow the LOCK, and the frames of that origin
+ * to this target that arrive while its request waits are held here, in
+ * order, until the grant; the granter then serves them (remote.c). */
 struct remote_lock {
     _Atomic uint64_t state;
+    struct lite_lock hold_lock;     /* the fields below but the last three */
+    bool pending;                   /* a LOCK was served, its grant is not done yet: frames are held */
+    struct held_frame *head, *tail;
+    bool draining;                  /* someone serves the held frames: new ones queue behind */
+    struct remote_lock *next_drain; /* on a thread's list of rows to serve */
+    struct win_core *core;          /* the row's window, target and origin */
+    int target, origin;
 };
 
 struct win_member {
@@ -138,6 +153,16 @@ struct win_core {
     struct win_index_entry *index;  /* sorted by rank pointer */
     atomic_int refs;                /* member handles */
     bool fence_flags;               /* fence polls the members' words (FENCE_FLAGS_MAX) */
+    /* Spanning windows (fence.c): the members by node process, nodes
+     * numbered by their lowest member, that member being the node's
+     * leader; every member's assert at the last fence, written by this
+     * node's leader; the leader's buffers for the exchange among leaders. */
+    int nnodes, my_node;
+    int *node_first;                /* node -> first position in node_members; [nnodes] = size */
+    int *node_members;              /* window ranks grouped by node, each node in rank order */
+    int *span_asserts;              /* by window rank */
+    int *span_buf;                  /* by position in node_members */
+    struct strand_request *span_reqs;   /* 2 x (nnodes - 1) */
     _Alignas(64) atomic_uint fence_arrivals[FENCE_RING];
     _Alignas(64) atomic_uint fence_done;    /* every member reached this generation */
 };
@@ -186,7 +211,7 @@ struct strand_win {
     int locks_held;
     uint8_t *target_state;          /* TS_* per target */
     struct strand_comm *comm;       /* spanning windows: the communicator (retained) fences and frees meet on */
-    int *fence_asserts;             /* spanning windows: every member's assert at the last fence */
+    const int *fence_asserts;       /* spanning windows: every member's assert at the last fence (the core's) */
 };
 
 /* NULL unless `win` is a live window handle of the calling rank. */
@@ -232,6 +257,13 @@ static inline bool win_member_is_remote(const struct win_core *core, int member)
 /* One fence generation (the cursor is advanced here): arrive, and if
  * `wait` wait until every member has arrived. */
 void fence_pass_core(struct win_core *core, int rank, struct fence_cursor *cur, bool wait);
+/* A spanning window's fence (also its free's barrier): every member's
+ * frames answered, asserts exchanged, all members arrived. */
+void fence_spanning(struct strand_win *w, int assert);
+/* Spanning windows: the node plan and the fence's buffers (window.c, at
+ * creation); MPI_ERR_NO_MEM. */
+int fence_spanning_setup(struct win_core *core);
+void fence_spanning_free(struct win_core *core);
 static inline void fence_pass(struct strand_win *w, bool wait)
 {
     fence_pass_core(w->core, w->rank, &w->fence_cur, wait);

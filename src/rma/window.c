@@ -87,6 +87,7 @@ static void core_free(struct win_core *core)
         free(atomic_load_explicit(&core->members[i].lock.waiters, memory_order_relaxed));
         free(atomic_load_explicit(&core->members[i].remote_locks, memory_order_relaxed));
     }
+    fence_spanning_free(core);
     free(core->index);
     free(core->ranks);
     free(core->members);
@@ -141,6 +142,10 @@ static struct win_core *core_create(struct rank **ranks, int n, const struct mem
     core->fence_flags = !core->spans && n <= FENCE_FLAGS_MAX && strand_node.config.nranks <= strand_node.ncores;
     qsort(core->index, (size_t)n, sizeof *core->index, index_compare);
     atomic_store(&core->refs, local);
+    if (core->spans && fence_spanning_setup(core) != MPI_SUCCESS) {
+        core_free(core);
+        return NULL;
+    }
     return core;
 }
 
@@ -235,9 +240,8 @@ static struct strand_win *handle_create(struct win_core *core, int rank)
     if (w == NULL)
         return NULL;
     w->target_state = calloc((size_t)core->size, 1);
-    w->fence_asserts = core->spans ? calloc((size_t)core->size, sizeof *w->fence_asserts) : NULL;
-    if (w->target_state == NULL || (core->spans && w->fence_asserts == NULL)) {
-        free(w->target_state);
+    w->fence_asserts = core->span_asserts;
+    if (w->target_state == NULL) {
         free(w);
         return NULL;
     }
@@ -259,7 +263,6 @@ static void handle_destroy(struct strand_win *w)
     free(w->access_group);
     free(w->expose_group);
     free(w->target_state);
-    free(w->fence_asserts);
     free(w);
 }
 
@@ -361,8 +364,7 @@ int PMPI_Win_free(MPI_Win *win)
      * across node processes, once every member's frames are answered. */
     struct win_core *core = w->core;
     if (core->spans) {
-        rma_remote_drain(w);
-        win_exchange(w->comm, WIN_TAG_BARRIER, NULL, 0, NULL);
+        fence_spanning(w, 0);
         comm_release(w->comm);
     } else {
         fence_pass(w, true);

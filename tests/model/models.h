@@ -11,6 +11,11 @@ enum { MAXP = 3 };
 extern bool model_full;
 
 bool check_lock(struct explore_stats *stats, FILE *out);
+/* True when the checker finds the flaw planted in lock variant `mutant`
+ * (1: frames held only while the request is pending, 2: operations never held,
+ * 3: a grant that forgets the held frames, 4: a grant that claims a newer
+ * request), over the configurations with remote origins. */
+bool check_lock_mutant(int mutant, struct explore_stats *stats, FILE *out);
 bool check_pscw(struct explore_stats *stats, FILE *out);
 bool check_fence(struct explore_stats *stats, FILE *out);
 /* The point-to-point mailbox (model_mailbox.c), in its own program. */

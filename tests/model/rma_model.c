@@ -7,6 +7,7 @@
  * Run by `make check` (tests/model/Makefile.inc); `--full` adds the
  * largest configurations (minutes), MODEL_VERBOSE=1 prints each one. */
 #include <CUnit/Basic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models.h"
@@ -23,6 +24,24 @@ static void run_check(const char *name, bool (*check)(struct explore_stats *, FI
 }
 
 static void test_lock(void) { run_check("lock", check_lock); }
+
+/* The checker must be able to fail: each planted flaw is caught (the
+ * counterexample goes to stdout with MODEL_VERBOSE, else nowhere). */
+static void expect_caught(int mutant, const char *what)
+{
+    struct explore_stats stats = { 0, 0, 0 };
+    FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
+    bool caught = check_lock_mutant(mutant, &stats, out != NULL ? out : stdout);
+    printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
+    if (out != NULL && out != stdout)
+        fclose(out);
+    CU_ASSERT_TRUE(caught);
+}
+
+static void test_hold_only_waiting(void) { expect_caught(1, "frames held only while the request is pending"); }
+static void test_never_hold(void) { expect_caught(2, "operations applied before the grant"); }
+static void test_grant_forgets(void) { expect_caught(3, "a grant that forgets the held frames"); }
+static void test_grant_any_word(void) { expect_caught(4, "a grant that claims a newer request"); }
 static void test_pscw(void) { run_check("pscw", check_pscw); }
 static void test_fence(void) { run_check("fence", check_fence); }
 
@@ -33,6 +52,10 @@ int main(int argc, char **argv)
         return 1;
     CU_pSuite s = CU_add_suite("rma protocol models", NULL, NULL);
     CU_add_test(s, "lock: mutual exclusion, no lost wake-up", test_lock);
+    CU_add_test(s, "lock: catches frames held only while the request is pending", test_hold_only_waiting);
+    CU_add_test(s, "lock: catches operations applied before the grant", test_never_hold);
+    CU_add_test(s, "lock: catches a grant that forgets the held frames", test_grant_forgets);
+    CU_add_test(s, "lock: catches a grant that claims a newer request", test_grant_any_word);
     CU_add_test(s, "pscw: puts after post, visible after wait", test_pscw);
     CU_add_test(s, "fence: barrier, NOPRECEDE, ring bound", test_fence);
     CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -4,7 +4,8 @@
  * one that interleaves the nodes (evens then odds), with results checked
  * against a serial computation. A non-commutative user op (composition
  * of affine maps mod a prime) checks that reductions and scans combine in
- * rank order; also in-place variants, a derived datatype, zero counts.
+ * rank order; also in-place variants, a derived datatype, zero counts;
+ * alltoall with blocks on either side of the hierarchical path's limit.
  * Any rank count; at one node process it checks the local algorithms. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -243,19 +244,45 @@ static void check_moves(MPI_Comm comm, int *errs)
         MPI_Allgather(k == 2 ? MPI_IN_PLACE : mine, n, MPI_INT, all, n, MPI_INT, comm);
         for (int j = 0; j < size * n; j++)
             CHECK(errs, all[j] == value(j / n, j % n), "allgather count %d [%d] = %d", n, j, all[j]);
-        if (n <= 1) {
-            for (int j = 0; j < size * n; j++)
-                mine[j] = -1;
-            int *out = malloc((size_t)size * sizeof *out + 1), *send = malloc((size_t)size * sizeof *send + 1);
-            for (int j = 0; j < size * n; j++)
+        /* Alltoall: 700 ints per block take the hierarchical path
+         * (blocks up to 4 KiB), 1100 the point-to-point one. */
+        int blocks[] = { n, n == 700 ? 1100 : n };
+        for (int v = 0; v < 2; v++) {
+            int m = blocks[v];
+            int *out = malloc((size_t)size * (size_t)m * sizeof *out + 1);
+            int *send = malloc((size_t)size * (size_t)m * sizeof *send + 1);
+            for (int j = 0; j < size * m; j++) {
                 send[j] = value(rank, j);
-            MPI_Alltoall(send, n, MPI_INT, out, n, MPI_INT, comm);
-            for (int j = 0; j < size * n; j++)
-                CHECK(errs, out[j] == value(j, rank), "alltoall [%d] = %d", j, out[j]);
+                out[j] = -1;
+            }
+            MPI_Alltoall(send, m, MPI_INT, out, m, MPI_INT, comm);
+            for (int j = 0; j < size * m; j++)
+                CHECK(errs, out[j] == value(j / m, rank * m + j % m), "alltoall count %d [%d] = %d", m, j, out[j]);
             free(out);
             free(send);
         }
     }
+    /* Alltoall of 100 ints per block into every other int (a vector
+     * receive type): the blocks are laid out by the types on both sides. */
+    int *send = malloc((size_t)size * 100 * sizeof *send), *out = malloc((size_t)size * 200 * sizeof *out);
+    MPI_Datatype vec, strided;
+    MPI_Type_vector(100, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 200 * (MPI_Aint)sizeof(int), &strided);    /* blocks 200 ints apart */
+    MPI_Type_commit(&strided);
+    MPI_Type_free(&vec);
+    for (int j = 0; j < size * 100; j++)
+        send[j] = value(rank, j);
+    for (int j = 0; j < size * 200; j++)
+        out[j] = -1;
+    MPI_Alltoall(send, 100, MPI_INT, out, 1, strided, comm);
+    MPI_Type_free(&strided);
+    for (int j = 0; j < size * 200; j++) {
+        int from = j / 200, i = (j % 200) / 2;
+        CHECK(errs, out[j] == (j % 2 == 0 ? value(from, rank * 100 + i) : -1), "alltoall into a vector [%d] = %d",
+              j, out[j]);
+    }
+    free(send);
+    free(out);
     free(vcounts);
     free(all);
     free(mine);

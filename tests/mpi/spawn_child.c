@@ -10,6 +10,11 @@
  *   connect P   connect to port P over MPI_COMM_WORLD, send 42+rank (tag 4)
  *   quiet       only disconnect
  *   cwd         send getcwd() to parent rank 0 (tag 12)
+ *   place       send to parent rank 0 (tag 21): {world rank, world size,
+ *               APPNUM, getpid(), allreduce over MPI_COMM_WORLD of rank+1,
+ *               bcast over MPI_COMM_WORLD from rank 0 of 777}, then (tag
+ *               22) an allreduce of 1 over the merged communicator with
+ *               the parents (spawn_nodes: where children run)
  *   leave       finalize without freeing the parent communicator
  *   exit        register an atexit handler that prints a line, disconnect,
  *               finalize, return 3 (the job's status must count it)
@@ -69,6 +74,27 @@ static int ops(MPI_Comm parent)
     return 0;
 }
 
+static int place(MPI_Comm parent)
+{
+    int info[6], flag = 0, *appnum = NULL, one = 1, all = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &info[0]);
+    MPI_Comm_size(MPI_COMM_WORLD, &info[1]);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    info[2] = flag ? *appnum : -1;
+    info[3] = (int)getpid();
+    int mine = info[0] + 1;
+    MPI_Allreduce(&mine, &info[4], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    info[5] = info[0] == 0 ? 777 : -1;
+    MPI_Bcast(&info[5], 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Send(info, 6, MPI_INT, 0, 21, parent);
+    MPI_Comm merged;
+    MPI_Intercomm_merge(parent, 1, &merged);
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, merged);
+    MPI_Comm_free(&merged);
+    MPI_Send(&all, 1, MPI_INT, 0, 22, parent);
+    return 0;
+}
+
 static int nest(MPI_Comm parent, char *self)
 {
     MPI_Comm kids;
@@ -113,6 +139,8 @@ int main(int argc, char **argv)
         ops(parent);
     else if (strcmp(mode, "nest") == 0)
         nest(parent, argv[0]);
+    else if (strcmp(mode, "place") == 0)
+        place(parent);
     else if (strcmp(mode, "cwd") == 0) {
         char dir[4096] = "";
         if (getcwd(dir, sizeof dir) == NULL)

@@ -314,6 +314,21 @@ static void check_pack_unpack(MPI_Datatype t, size_t count, const struct ref_map
         ((unsigned char *)span_base(&want))[stream[i]] = ref[i];
     n = dt_unpack(span_base(&got), count, t, ref, bytes);
     ok = ok && n == bytes && memcmp(got.alloc, want.alloc, got.len) == 0;
+    /* The same a random part at a time through streams (parts may end
+     * inside a piece and the next begin there). */
+    memset(packed, 0, bytes);
+    memset(got.alloc, 0xee, got.len);
+    struct dt_stream *in = dt_stream_new(span_base(&src), count, t), *out = dt_stream_new(span_base(&got), count, t);
+    for (size_t at = 0; in != NULL && out != NULL && at < bytes;) {
+        size_t part = (size_t)rnd_range(1, 40), moved = dt_stream_pack(in, packed + at, part);
+        ok = ok && moved == (part < bytes - at ? part : bytes - at) &&
+             dt_stream_unpack(out, packed + at, moved) == moved;
+        at += moved;
+    }
+    ok = ok && in != NULL && out != NULL && dt_stream_pack(in, packed, 1) == 0 &&
+         memcmp(packed, ref, bytes) == 0 && memcmp(got.alloc, want.alloc, got.len) == 0;
+    dt_stream_free(in);
+    dt_stream_free(out);
     CU_ASSERT(ok);
     if (!ok)
         random_failures++;

@@ -38,7 +38,19 @@ static bool fake_element(uint32_t op, uint32_t element, struct wire_element *out
     return true;
 }
 
+/* Besides the launched world (id 0: ranks 8..11 here), world OTHER_WORLD
+ * has its ranks 0 and 1 in this node process. */
+enum { OTHER_WORLD = 0x5eed };
+
+static bool other_world_rank(uint64_t world, uint32_t rank) { return world == OTHER_WORLD && rank < 2; }
+
+static bool dest_ok(const struct wire_frame *f)
+{
+    return f->c == 0 ? f->dest >= 8 && f->dest < 12 : other_world_rank(f->c, f->dest);
+}
+
 static const struct wire_limits limits = {
+    .job_world = 0, .world_rank = other_world_rank,
     .first_rank = 8, .local_ranks = 4, .nnodes = 3, .job_id = 0x1234abcdULL,
     .max_eager = 16384, .max_data = 1u << 30, .tag_ub = 1 << 30,
     .window = fake_window, .acc_element = fake_element,
@@ -84,11 +96,22 @@ static void check_accepted(const struct wire_frame *f)
     }
     switch (f->type) {
     case WIRE_HELLO:
-        CU_ASSERT(f->payload_len == 0 && f->a == limits.job_id && f->b < limits.nnodes);
+        CU_ASSERT(f->payload_len <= WIRE_CONTACT_MAX);
+        if (f->a == limits.job_id) {
+            CU_ASSERT(f->b < limits.nnodes && f->c == limits.nnodes);
+        } else {
+            CU_ASSERT(f->payload_len >= 3 && f->b < f->c && f->c <= WIRE_MAX_NODES);
+        }
+        break;
+    case WIRE_HELLO_ACK:
+        CU_ASSERT(f->payload_len == 0 && f->b < f->c && f->c <= WIRE_MAX_NODES);
+        break;
+    case WIRE_DPM:
+        CU_ASSERT(f->payload_len <= WIRE_DPM_MAX);
         break;
     case WIRE_EAGER:
     case WIRE_RTS:
-        CU_ASSERT(f->dest >= limits.first_rank && f->dest < limits.first_rank + limits.local_ranks);
+        CU_ASSERT(dest_ok(f));
         CU_ASSERT(f->source >= 0 && f->tag >= 0 && f->tag <= limits.tag_ub);
         if (f->type == WIRE_EAGER) {
             CU_ASSERT(f->payload_len <= limits.max_eager && f->a == f->payload_len);
@@ -97,14 +120,13 @@ static void check_accepted(const struct wire_frame *f)
         }
         break;
     case WIRE_CTS:
-        CU_ASSERT(f->payload_len == 0 && f->c <= limits.max_data);
+        CU_ASSERT(f->payload_len == 0 && f->c <= WIRE_MESSAGE_MAX);
         break;
     case WIRE_DATA:
         CU_ASSERT(f->payload_len <= limits.max_data);
         break;
     case WIRE_CANCEL:
-        CU_ASSERT(f->payload_len == 0 && f->dest >= limits.first_rank &&
-                  f->dest < limits.first_rank + limits.local_ranks);
+        CU_ASSERT(f->payload_len == 0 && dest_ok(f));
         break;
     case WIRE_CANCELLED:
         CU_ASSERT(f->payload_len == 0 && f->b <= 1);
@@ -134,7 +156,7 @@ static enum wire_status decode_exact(const unsigned char *bytes, size_t len, str
     return st;
 }
 
-enum { VALID_FRAMES = 17 };
+enum { VALID_FRAMES = 22 };
 
 static struct wire_frame valid_frame(int which)
 {
@@ -154,6 +176,12 @@ static struct wire_frame valid_frame(int which)
     case 15: return (struct wire_frame){ .type = WIRE_RMA_POST, .source = 5, .dest = 3, .a = WINDOW_ID };
     case 16: return (struct wire_frame){ .type = WIRE_RMA_ACK, .context_id = WIRE_RMA_LOCK, .source = 1, .dest = 2,
                                          .a = WINDOW_ID };
+    case 17: return (struct wire_frame){ .type = WIRE_HELLO, .payload_len = 15, .a = 0x77, .b = 0, .c = 1 };
+    case 18: return (struct wire_frame){ .type = WIRE_HELLO_ACK, .a = 0x77, .b = 4, .c = 5 };
+    case 19: return (struct wire_frame){ .type = WIRE_DPM, .payload_len = 1000, .context_id = 3, .a = 9 };
+    case 20: return (struct wire_frame){ .type = WIRE_EAGER, .payload_len = 8, .context_id = 4, .source = 1,
+                                         .tag = 7, .dest = 1, .a = 8, .c = OTHER_WORLD };
+    case 21: return (struct wire_frame){ .type = WIRE_CANCEL, .dest = 0, .a = 77, .c = OTHER_WORLD };
     case 0: return (struct wire_frame){ .type = WIRE_HELLO, .a = limits.job_id, .b = 2, .c = 3 };
     case 1: return (struct wire_frame){ .type = WIRE_EAGER, .payload_len = 100, .context_id = 4, .source = 3,
                                         .tag = 7, .dest = 9, .a = 100 };
@@ -191,7 +219,15 @@ static void test_short_input(void)
 static void test_each_rule(void)
 {
     struct wire_frame bad[] = {
-        { .type = WIRE_HELLO, .a = limits.job_id + 1, .b = 0, .c = 3 },          /* other job */
+        { .type = WIRE_HELLO, .a = limits.job_id + 1, .b = 0, .c = 3 },          /* other job, no contact */
+        { .type = WIRE_HELLO, .payload_len = 9, .a = limits.job_id + 1, .b = 3, .c = 3 },  /* node >= count */
+        { .type = WIRE_HELLO, .payload_len = WIRE_CONTACT_MAX + 1, .a = 1, .b = 0, .c = 1 },
+        { .type = WIRE_HELLO_ACK, .payload_len = 1, .a = 1, .b = 0, .c = 1 },
+        { .type = WIRE_HELLO_ACK, .a = 1, .b = 1, .c = 1 },
+        { .type = WIRE_DPM, .payload_len = WIRE_DPM_MAX + 1 },
+        { .type = WIRE_EAGER, .payload_len = 0, .dest = 2, .c = OTHER_WORLD },     /* not here in that world */
+        { .type = WIRE_EAGER, .payload_len = 0, .dest = 9, .c = OTHER_WORLD + 1 }, /* unknown world */
+        { .type = WIRE_CANCEL, .dest = 5, .c = OTHER_WORLD },
         { .type = WIRE_HELLO, .a = limits.job_id, .b = 3, .c = 3 },              /* node index */
         { .type = WIRE_HELLO, .a = limits.job_id, .b = 0, .c = 4 },              /* node count */
         { .type = WIRE_EAGER, .payload_len = 20000, .dest = 9, .a = 20000 },     /* over eager limit */
@@ -202,6 +238,8 @@ static void test_each_rule(void)
         { .type = WIRE_RTS, .dest = 9, .tag = -5 },
         { .type = WIRE_RTS, .dest = 9, .payload_len = 1 },
         { .type = WIRE_CTS, .payload_len = 8 },
+        { .type = WIRE_CTS, .c = WIRE_MESSAGE_MAX + 1 },
+        { .type = WIRE_RTS, .dest = 9, .a = WIRE_MESSAGE_MAX + 1 },
         { .type = WIRE_DATA, .payload_len = (1u << 30) + 1 },
         { .type = WIRE_BYE, .payload_len = 1 },
         { .type = WIRE_CANCEL, .dest = 3 },
