@@ -229,7 +229,15 @@ int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ..
 int error_report_object(MPI_Errhandler errhandler, void *handle, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 _Noreturn void error_fatal(const char *where, int code, const char *message);
-/* Checks that MPI is initialized and not finalized for the calling thread. */
-int error_check_initialized(const char *where);
+/* Checks that MPI is initialized and not finalized for the calling thread
+ * (inline: every MPI call makes it; the report is errors.c's). */
+_Noreturn void error_not_initialized(const char *where);
+static inline int error_check_initialized(const char *where)
+{
+    struct rank *r = strand_self;
+    if (STRAND_LIKELY(r != NULL && r->mpi_state == RANK_MPI_INITIALIZED))
+        return MPI_SUCCESS;
+    error_not_initialized(where);
+}
 
 #endif

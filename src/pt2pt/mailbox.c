@@ -181,7 +181,7 @@ static void deliver_to_posted(struct strand_request *req, const struct message *
         copied = dt_pack(req->payload, m->buf, (size_t)m->count, m->type);
         req->done.payload_inline = true;
     } else {
-        copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
+        copied = message_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
     }
     receive_status(req, m->source, m->tag, m->bytes, copied);
     if (by_owner && owner->thread_level != MPI_THREAD_MULTIPLE)
@@ -205,9 +205,12 @@ static void unexpected_append_eager(struct mailbox *mb, const struct message *m)
     unexpected_append(mb, env);
 }
 
-bool mailbox_match_eager(struct rank *dest, const struct message *m)
+/* ---- lanes (lane.h): the consumer's side, under the mailbox lock ---- */
+
+/* One message from a lane, matched into the posted queue or queued
+ * unexpected (eager). True when a blocked prober must be woken. */
+static bool match_eager(struct mailbox *mb, const struct message *m)
 {
-    struct mailbox *mb = &dest->pt2pt.mailbox;
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
         deliver_to_posted(req, m);
@@ -217,13 +220,57 @@ bool mailbox_match_eager(struct rank *dest, const struct message *m)
     return mb->probers > 0;
 }
 
+static bool lane_drain(struct mailbox *mb, struct lane *l)
+{
+    uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed), first = head;
+    bool wake = false;
+    union lane_slot *s;
+    while ((s = lane_message_at(l, &head)) != NULL) {
+        struct message m = {
+            .context_id = s->header.context_id,
+            .source = s->header.source,
+            .tag = s->header.tag,
+            .buf = s->raw + LANE_HEADER_BYTES,
+            .count = (int)s->header.bytes,
+            .type = MPI_BYTE,
+            .bytes = s->header.bytes,
+        };
+        wake |= match_eager(mb, &m);
+        head += lane_slots_for(s->header.bytes);
+    }
+    if (head != first)
+        lane_consumed(l, head);
+    return wake;
+}
+
+/* Whether a lane into `mb` has a message waiting (a hint, lock-free). */
+static bool lanes_pending(struct mailbox *mb)
+{
+    int n = atomic_load_explicit(&mb->nlanes, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (lane_ready(mb->lanes[i]))
+            return true;
+    return false;
+}
+
+/* Matches every waiting lane message into the mailbox; true when a
+ * blocked prober must be woken. */
+static bool lanes_drain(struct mailbox *mb)
+{
+    int n = atomic_load_explicit(&mb->nlanes, memory_order_relaxed);
+    bool wake = false;
+    for (int i = 0; i < n; i++)
+        wake |= lane_drain(mb, mb->lanes[i]);
+    return wake;
+}
+
 void pt2pt_progress(struct rank *self)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     if (!lanes_pending(mb))
         return;
     lite_lock(&mb->lock);
-    bool wake = lanes_drain(self);
+    bool wake = lanes_drain(mb);
     lite_unlock(&mb->lock);
     if (wake)
         rank_wake(self);
@@ -238,15 +285,11 @@ void pt2pt_progress(struct rank *self)
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done)
 {
-    struct rank *self = strand_self;
-    if (!sync && m->bytes <= LANE_MAX_BYTES && strand_node.light_wakes && self != NULL &&
-        lane_send(self, dest, m)) {
-        rank_wake_light(dest);
+    if (!sync && lane_send(strand_self, dest, m))
         return QUEUED_EAGER;
-    }
     struct mailbox *mb = &dest->pt2pt.mailbox;
     lite_lock(&mb->lock);
-    bool wake_probers = lanes_drain(dest);
+    bool wake_probers = lanes_drain(mb);
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
         lite_unlock(&mb->lock);
@@ -313,9 +356,16 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
     lite_lock(&mb->lock);
     struct envelope *env = unexpected_find(mb, req->context_id, req->peer, req->tag, &prev);
     if (env == NULL) {
+        /* Posted first, then the lanes drained: what waits in them arrived
+         * after every unexpected message, and matches the posted receives
+         * in post order as it would have at the next wait. Draining here
+         * keeps the lanes flowing while a receiver posts many receives. */
         posted_append(mb, req);
+        bool wake = lanes_pending(mb) && lanes_drain(mb);
         lite_unlock(&mb->lock);
-        return false;
+        if (wake)
+            rank_wake(self);
+        return request_is_done(req);
     }
     unexpected_unlink(mb, prev, env);
     if (env->kind == ENVELOPE_RENDEZVOUS)
@@ -398,7 +448,7 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
     struct envelope *prev;
     lite_lock(&mb->lock);
     mb->probers += probers_change;
-    bool wake = lanes_drain(self);
+    bool wake = lanes_drain(mb);
     struct envelope *env = unexpected_find(mb, context_id, source, tag, &prev);
     if (env != NULL && status != MPI_STATUS_IGNORE) {
         status->MPI_SOURCE = env->source;

@@ -46,9 +46,15 @@ struct outgoing_lanes {
     struct lane *owned;
 };
 
+/* `free` belongs to the rank's MPI-calling thread; with
+ * MPI_THREAD_MULTIPLE its threads take `lock` for it. Threads that are
+ * not the rank's (MPI_Grequest_complete from anywhere, the I/O thread)
+ * give requests back through `returned`, taken whole when `free` runs
+ * dry. So the per-message alloc and free take no atomic instruction. */
 struct request_pool {
-    struct lite_lock lock;          /* uncontended unless MPI_THREAD_MULTIPLE */
+    struct lite_lock lock;          /* `free` under MPI_THREAD_MULTIPLE; `detached` always */
     struct strand_request *free;
+    struct atomic_stack returned;
     struct strand_request *detached; /* freed by the user while still active */
 };
 

@@ -3,7 +3,9 @@
 
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "check.h"
 #include "pt2pt.h"
+#include "request.h"
 
 static void proc_null_status(MPI_Status *status)
 {
@@ -101,12 +103,12 @@ static int recv_request_create(const char *where, void *buf, int count, MPI_Data
         return rc;
     if (request == NULL)
         return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
-    struct strand_request *req = request_alloc(strand_self, REQUEST_RECV);
+    struct strand_request *req = request_take(strand_self, REQUEST_RECV);
     if (req == NULL)
         return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate a request");
     req->persistent = persistent;
     req->comm = c;
-    comm_retain(c);     /* the request may outlive MPI_Comm_free */
+    comm_retain_by_owner(c, strand_self); /* the request may outlive MPI_Comm_free */
     req->buf = buf;
     req->count = count;
     req->type = type;
