@@ -65,10 +65,10 @@ struct rank {
     size_t alt_stack_size;
 };
 
-_Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
+_Static_assert(offsetof(struct rank, pt2pt.mailbox.free_envelopes) + sizeof(struct envelope *) -
                        offsetof(struct rank, pt2pt.mailbox) <= 64 &&
                    offsetof(struct rank, pt2pt.mailbox.nlanes) - offsetof(struct rank, pt2pt.mailbox) >= 64,
-               "the mailbox's lock, queues and envelope lists share one cache line, the lanes are on the next");
+               "the mailbox's lock, queues and free envelopes share one cache line, the lanes are on the next");
 _Static_assert(offsetof(struct rank, pt2pt) - offsetof(struct rank, waiter) >= 64,
                "the waiter, read by every sender, is not on the mailbox's line");
 

@@ -107,6 +107,7 @@ static int check_request_array(const char *where, int count, MPI_Request *reques
 struct request_set {
     int count;
     MPI_Request *requests;
+    int settled;                     /* all_done: requests before this one are done or inert */
 };
 
 /* Each first moves lane messages into the mailbox (pt2pt_progress). */
@@ -120,8 +121,9 @@ static bool all_done(void *arg)
 {
     struct request_set *set = arg;
     pt2pt_progress(strand_self);
-    for (int i = 0; i < set->count; i++)
-        if (!request_is_inert(set->requests[i]) && !request_is_done(set->requests[i]))
+    /* A request once done stays done: each poll resumes where the last stopped. */
+    for (; set->settled < set->count; set->settled++)
+        if (!request_is_inert(set->requests[set->settled]) && !request_is_done(set->requests[set->settled]))
             return false;
     return true;
 }
@@ -211,7 +213,7 @@ int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     int rc = check_request_array("MPI_Waitall", count, requests);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     if (!all_done(&set))
         rank_wait_until(strand_self, all_done, &set);
     return finish_all(count, requests, statuses, "MPI_Waitall");
@@ -225,7 +227,7 @@ int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status status
         return rc;
     if (flag == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag must not be NULL");
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     *flag = all_done(&set);
     return *flag ? finish_all(count, requests, statuses, "MPI_Testall") : MPI_SUCCESS;
 }
@@ -252,7 +254,7 @@ int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *stat
         return rc;
     if (index == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany", "index must not be NULL");
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     int i = first_done(count, requests);
     if (i == -1) {
         rank_wait_until(strand_self, any_done, &set);
@@ -322,7 +324,7 @@ static int some_common(const char *where, bool wait, int incount, MPI_Request *r
         return rc;
     if (outcount == NULL || (incount > 0 && indices == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "outcount and indices must not be NULL");
-    struct request_set set = { incount, requests };
+    struct request_set set = { incount, requests, 0 };
     pt2pt_progress(strand_self);
     if (wait && !any_done(&set))
         rank_wait_until(strand_self, any_done, &set);

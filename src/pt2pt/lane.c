@@ -7,7 +7,33 @@
 
 /* ---- producer ---- */
 
-static inline bool lane_put(struct lane *l, const struct message *m)
+enum { LANE_ROOM_POLLS = 2000 };
+
+/* The lane is full up to `end`: waits a little for the receiver to drain
+ * it, which it does while it posts receives or waits (a sender streaming
+ * into a receiver that keeps up then stays in the lane, instead of taking
+ * the receiver's lock). Gives up at once when the last wait gave up and
+ * the receiver has taken nothing since (it is busy elsewhere): then the
+ * message takes the mailbox path, so a send never waits for a receiver. */
+static bool lane_wait_room(struct lane *l, uint64_t end)
+{
+    uint64_t head = atomic_load_explicit(&l->head, memory_order_acquire);
+    if (head + 1 == l->stalled_head)
+        return false;
+    for (int i = 0; i < LANE_ROOM_POLLS; i++) {
+        cpu_relax();
+        head = atomic_load_explicit(&l->head, memory_order_acquire);
+        if (end <= head + LANE_SLOTS) {
+            l->room_end = head + LANE_SLOTS;
+            return true;
+        }
+    }
+    l->stalled_head = head + 1;
+    return false;
+}
+
+/* `may_wait`: the receiver is another rank (not the caller itself). */
+static inline bool lane_put(struct lane *l, const struct message *m, bool may_wait)
 {
     uint64_t pos = l->tail;
     uint64_t k = lane_slots_for((uint32_t)m->bytes);
@@ -15,7 +41,7 @@ static inline bool lane_put(struct lane *l, const struct message *m)
     uint64_t end = start + k + 1;    /* + the successor slot, cleared below */
     if (end > l->room_end) {
         l->room_end = atomic_load_explicit(&l->head, memory_order_acquire) + LANE_SLOTS;
-        if (end > l->room_end)
+        if (end > l->room_end && !(may_wait && lane_wait_room(l, end)))
             return false;
     }
     union lane_slot *s = lane_slot_at(l, start);
@@ -59,7 +85,7 @@ static struct lane *lane_open(struct rank *self, struct rank *dest, unsigned ent
     int me = rank_uid(self), them = rank_uid(dest);
     struct lane *l = NULL;
     bool created = false;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     int n = atomic_load_explicit(&mb->nlanes, memory_order_relaxed);
     for (int i = 0; i < n && l == NULL; i++)
         if (mb->lanes[i]->sender_uid == me)
@@ -69,7 +95,7 @@ static struct lane *lane_open(struct rank *self, struct rank *dest, unsigned ent
         atomic_store_explicit(&mb->nlanes, n + 1, memory_order_release);
         created = true;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (l == NULL) {
         atomic_store_explicit(&out->denied[entry], them + 1, memory_order_relaxed);
         return NULL;
@@ -109,7 +135,7 @@ bool lane_send(struct rank *self, struct rank *dest, const struct message *m)
     bool shared = self->thread_level == MPI_THREAD_MULTIPLE;
     if (STRAND_UNLIKELY(shared))
         lite_lock(&l->producer_lock);
-    bool sent = lane_put(l, m);
+    bool sent = lane_put(l, m, dest != self);
     if (STRAND_UNLIKELY(shared))
         lite_unlock(&l->producer_lock);
     if (sent)

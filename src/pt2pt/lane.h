@@ -40,7 +40,8 @@
 /* Largest message that travels in a lane (bytes). */
 enum { LANE_MAX_BYTES = 1000 };
 
-enum { LANE_SLOTS = 64, LANE_SLOT_BYTES = 64 };
+/* 16 KiB: a window of 64 messages of up to 200 bytes, or 15 of 1000. */
+enum { LANE_SLOTS = 256, LANE_SLOT_BYTES = 64 };
 enum { LANE_SKIP = UINT32_MAX };
 
 struct lane_header {
@@ -65,6 +66,7 @@ struct lane {
     /* The producer's line (the sending rank's threads). */
     _Alignas(64) uint64_t tail;      /* position of the next message */
     uint64_t room_end;               /* head + LANE_SLOTS, as last read */
+    uint64_t stalled_head;           /* head when a wait for room last gave up (+ 1; 0: none) */
     struct lite_lock producer_lock;  /* MPI_THREAD_MULTIPLE senders */
     int sender_uid, receiver_uid;
     atomic_int refs;                 /* the sender's and the receiver's */
@@ -121,6 +123,27 @@ static inline size_t message_copy(void *dst, size_t dcount, MPI_Datatype dtype, 
     size_t bytes = want < room ? want : room;
     copy_bytes((char *)dst + dtype->true_lb, (const char *)src + stype->true_lb, bytes);
     return bytes;
+}
+
+/* ---- the receiver's mailbox lock (util/biased_lock.h) ---- */
+
+/* Takes `r`'s mailbox lock; returns what mailbox_unlock needs. The rank's
+ * own thread may take it biased (no atomic instruction) when it is the
+ * rank's only MPI thread and sleepers pay membarrier (light wakes, which
+ * registers the process for it); everybody else revokes the bias. */
+static inline bool mailbox_lock(struct rank *r)
+{
+    struct biased_lock *l = &r->pt2pt.mailbox.lock;
+    if (r != strand_self) {
+        biased_lock_other(l);
+        return false;
+    }
+    return biased_lock_owner(l, strand_node.light_wakes && r->thread_level != MPI_THREAD_MULTIPLE);
+}
+
+static inline void mailbox_unlock(struct rank *r, bool biased)
+{
+    biased_unlock_owner(&r->pt2pt.mailbox.lock, biased);
 }
 
 /* ---- producer ---- */

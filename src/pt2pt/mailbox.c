@@ -269,9 +269,9 @@ void pt2pt_progress(struct rank *self)
     struct mailbox *mb = &self->pt2pt.mailbox;
     if (!lanes_pending(mb))
         return;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     bool wake = lanes_drain(mb);
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     if (wake)
         rank_wake(self);
 }
@@ -288,11 +288,11 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     if (!sync && lane_send(strand_self, dest, m))
         return QUEUED_EAGER;
     struct mailbox *mb = &dest->pt2pt.mailbox;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     bool wake_probers = lanes_drain(mb);
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (wake_probers)
             rank_wake(dest);
         deliver_to_posted(req, m);
@@ -301,7 +301,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     if (!sync && m->bytes <= strand_node.config.eager_limit) {
         unexpected_append_eager(mb, m);
         bool wake = mb->probers > 0;
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (wake)
             rank_wake(dest);
         return QUEUED_EAGER;
@@ -319,7 +319,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     done->queued = env;
     unexpected_append(mb, env);
     bool wake = mb->probers > 0;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (wake)
         rank_wake(dest);
     return QUEUED_RENDEZVOUS;
@@ -353,7 +353,7 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     struct envelope *prev;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     struct envelope *env = unexpected_find(mb, req->context_id, req->peer, req->tag, &prev);
     if (env == NULL) {
         /* Posted first, then the lanes drained: what waits in them arrived
@@ -362,7 +362,7 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
          * keeps the lanes flowing while a receiver posts many receives. */
         posted_append(mb, req);
         bool wake = lanes_pending(mb) && lanes_drain(mb);
-        lite_unlock(&mb->lock);
+        mailbox_unlock(self, biased);
         if (wake)
             rank_wake(self);
         return request_is_done(req);
@@ -370,7 +370,7 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
     unexpected_unlink(mb, prev, env);
     if (env->kind == ENVELOPE_RENDEZVOUS)
         env->done->queued = NULL;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     if (!consume_envelope(mb, req, env))
         return false;
     completion_signal(&req->done);
@@ -383,10 +383,10 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
                                               struct net_pull *pull)
 {
     struct mailbox *mb = &dest->pt2pt.mailbox;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (pull != NULL)
             return req;     /* the caller pulls the data into it */
         deliver_to_posted(req, m);
@@ -409,7 +409,7 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
     }
     unexpected_append(mb, env);
     bool wake = mb->probers > 0;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (wake)
         rank_wake(dest);
     return NULL;
@@ -420,7 +420,7 @@ struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const 
 {
     struct mailbox *mb = &dest->pt2pt.mailbox;
     struct net_pull *found = NULL;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct envelope *prev = NULL, *env;
     for (env = mb->unexpected_head; env != NULL; prev = env, env = env->next) {
         if (env->kind == ENVELOPE_REMOTE && is_it(env->pull, arg)) {
@@ -429,7 +429,7 @@ struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const 
             break;
         }
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (found != NULL)
         envelope_give_back(mb, env);
     return found;
@@ -446,7 +446,7 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     struct envelope *prev;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     mb->probers += probers_change;
     bool wake = lanes_drain(mb);
     struct envelope *env = unexpected_find(mb, context_id, source, tag, &prev);
@@ -456,7 +456,7 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
         status->strand_count = (long long)env->bytes;
         status->strand_cancelled = 0;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     if (wake)
         rank_wake(self);
     return env != NULL;
@@ -466,7 +466,7 @@ bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     bool found = false;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     struct strand_request *prev = NULL;
     for (struct strand_request *r = mb->posted_head; r != NULL; prev = r, r = r->next) {
         if (r != req)
@@ -480,7 +480,7 @@ bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
         found = true;
         break;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     return found;
 }
 
@@ -490,7 +490,7 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done)
         return false;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool found = false;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct envelope *env = done->queued;
     if (env != NULL) {
         struct envelope *prev = NULL;
@@ -503,7 +503,7 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done)
         }
         done->queued = NULL;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (found)
         envelope_give_back(mb, env);
     return found;

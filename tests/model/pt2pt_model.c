@@ -33,11 +33,38 @@ static void expect_caught(int mutant, const char *what)
     CU_ASSERT_TRUE(caught);
 }
 
+static void test_biased_lock(void)
+{
+    struct explore_stats stats = { 0, 0, 0 };
+    bool ok = check_biased_lock(&stats, stdout);
+    printf("\n%s biased lock: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED",
+           stats.states, stats.transitions, stats.finals);
+    CU_ASSERT_TRUE(ok);
+}
+
+static void expect_lock_flaw_caught(int mutant, const char *what)
+{
+    struct explore_stats stats = { 0, 0, 0 };
+    FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
+    bool caught = check_biased_lock_mutant(mutant, &stats, out != NULL ? out : stdout);
+    printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
+    if (out != NULL && out != stdout)
+        fclose(out);
+    CU_ASSERT_TRUE(caught);
+}
+
+static void test_lock_no_membarrier(void) { expect_lock_flaw_caught(1, "revocation without membarrier"); }
+static void test_lock_no_recheck(void) { expect_lock_flaw_caught(2, "owner that does not load `biased` again"); }
+static void test_lock_no_wait(void) { expect_lock_flaw_caught(3, "revocation that does not wait for the owner"); }
+static void test_lock_bias_outside(void) { expect_lock_flaw_caught(4, "re-bias outside the lock"); }
+static void test_lock_no_retreat(void) { expect_lock_flaw_caught(5, "revoked owner that leaves its flag set"); }
+
 static void test_prober_not_woken(void) { expect_caught(1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(2, "wake before DONE"); }
 static void test_post_unlocked(void) { expect_caught(3, "search and post in two critical sections"); }
 static void test_no_sleeper_barrier(void) { expect_caught(4, "sleeper without membarrier (lane wake without fence)"); }
 static void test_no_drain_first(void) { expect_caught(5, "mailbox path that does not drain the lanes first"); }
+static void test_drain_before_post(void) { expect_caught(6, "post that drains the lanes before appending the receive"); }
 
 int main(int argc, char **argv)
 {
@@ -51,6 +78,13 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a search and post in two critical sections", test_post_unlocked);
     CU_add_test(s, "catches a sleeper that skips membarrier", test_no_sleeper_barrier);
     CU_add_test(s, "catches a mailbox path that does not drain the lanes first", test_no_drain_first);
+    CU_add_test(s, "catches a post that drains the lanes before appending the receive", test_drain_before_post);
+    CU_add_test(s, "mailbox lock: biased owner and other threads exclude each other", test_biased_lock);
+    CU_add_test(s, "catches a revocation without membarrier", test_lock_no_membarrier);
+    CU_add_test(s, "catches an owner that enters on its first load", test_lock_no_recheck);
+    CU_add_test(s, "catches a revocation that does not wait for the owner", test_lock_no_wait);
+    CU_add_test(s, "catches a re-bias outside the lock", test_lock_bias_outside);
+    CU_add_test(s, "catches a revoked owner that leaves its flag set", test_lock_no_retreat);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();
