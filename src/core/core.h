@@ -87,7 +87,8 @@ struct node {
     int first_local, nlocal;        /* the initial world's ranks this node process runs */
     struct world *initial_world;
     int ncores;
-    int spin_limit;                 /* polls before a waiter sleeps */
+    int spin_limit;                 /* polls before a waiter yields or sleeps */
+    int yield_limit;                /* then polls each followed by sched_yield (oversubscribed) */
     /* Sleepers issue a process-wide barrier (membarrier) after announcing
      * themselves, so rank_wake_light needs no fence (wait.c). Set once
      * before any rank runs, when ranks do not outnumber cores (node.c). */
@@ -176,7 +177,8 @@ STRAND_EXPORT void strand_node_start_on_one_cpu(void);
 STRAND_EXPORT void strand_rank_loaded(void);
 STRAND_EXPORT _Noreturn void strand_job_abort(int status, const char *message);
 
-/* Waiting: spin briefly, then sleep until woken. `done` is polled. */
+/* Waiting: spin briefly (or, with more ranks than cores, yield the core a
+ * few times), then sleep until woken. `done` is polled. */
 typedef bool (*rank_wait_cond)(void *arg);
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
 void rank_wake_slow(struct rank *r);
