@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cache.h"
 #include "lane.h"
 
 /* ---- producer ---- */
@@ -60,6 +61,16 @@ static inline bool lane_put(struct lane *l, const struct message *m, bool may_wa
         atomic_store_explicit(&skip->header.seq, pos + 1, memory_order_release);
     }
     l->tail = start + k;
+    /* The next message, if it is as long as this one, writes the slots
+     * after this one and clears the slot after it before it publishes;
+     * stores become visible in order, so taking those lines back from the
+     * receiver (it read them a ring ago) would delay the next publish.
+     * Ask for them now; not for the next message's first slot (the
+     * receiver polls that one), nor for slots the receiver may still be
+     * reading (past room_end). */
+    if (start + 2 * k < l->room_end)
+        for (uint64_t i = 1; i <= k; i++)
+            prefetch_for_write(lane_slot_at(l, start + k + i));
     return true;
 }
 
