@@ -23,5 +23,9 @@ bool check_mailbox_mutant(int mutant, struct explore_stats *stats, FILE *out);
  * the checker must find. */
 bool check_biased_lock(struct explore_stats *stats, FILE *out);
 bool check_biased_lock_mutant(int mutant, struct explore_stats *stats, FILE *out);
+/* A lane's ring (model_lane.c): producer, consumer, the producer's
+ * mailbox path; mutants 1-5 are flaws the checker must find. */
+bool check_lane(struct explore_stats *stats, FILE *out);
+bool check_lane_mutant(int mutant, struct explore_stats *stats, FILE *out);
 
 #endif

@@ -1,7 +1,8 @@
 /* Exhaustive model check of the point-to-point matching engine
  * (src/pt2pt/mailbox.c) with two threads on the receiving rank and two
- * senders, including the sleep/wake handshake of src/core/wait.c; see
- * model_mailbox.c. Run by `make check`; `--full` explores every
+ * senders, including the sleep/wake handshake of src/core/wait.c (see
+ * model_mailbox.c); the mailbox's biased lock (model_biased_lock.c); and
+ * the ring of a lane (model_lane.c). Run by `make check`; `--full` explores every
  * eager/rendezvous pattern (minutes). A failure prints the trace. */
 #include <CUnit/Basic.h>
 #include <stdlib.h>
@@ -59,6 +60,32 @@ static void test_lock_no_wait(void) { expect_lock_flaw_caught(3, "revocation tha
 static void test_lock_bias_outside(void) { expect_lock_flaw_caught(4, "re-bias outside the lock"); }
 static void test_lock_no_retreat(void) { expect_lock_flaw_caught(5, "revoked owner that leaves its flag set"); }
 
+static void test_lane(void)
+{
+    struct explore_stats stats = { 0, 0, 0 };
+    bool ok = check_lane(&stats, stdout);
+    printf("\n%s lane: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED", stats.states,
+           stats.transitions, stats.finals);
+    CU_ASSERT_TRUE(ok);
+}
+
+static void expect_lane_flaw_caught(int mutant, const char *what)
+{
+    struct explore_stats stats = { 0, 0, 0 };
+    FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
+    bool caught = check_lane_mutant(mutant, &stats, out != NULL ? out : stdout);
+    printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
+    if (out != NULL && out != stdout)
+        fclose(out);
+    CU_ASSERT_TRUE(caught);
+}
+
+static void test_lane_no_clear(void) { expect_lane_flaw_caught(1, "producer that does not clear the successor slot"); }
+static void test_lane_no_successor_room(void) { expect_lane_flaw_caught(2, "room check without the successor slot"); }
+static void test_lane_wrap_room(void) { expect_lane_flaw_caught(3, "room check from the tail of a wrapping message"); }
+static void test_lane_publish_first(void) { expect_lane_flaw_caught(4, "publish before the data"); }
+static void test_lane_consumed_early(void) { expect_lane_flaw_caught(5, "consumer that gives slots back before copying"); }
+
 static void test_prober_not_woken(void) { expect_caught(1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(2, "wake before DONE"); }
 static void test_post_unlocked(void) { expect_caught(3, "search and post in two critical sections"); }
@@ -85,6 +112,12 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a revocation that does not wait for the owner", test_lock_no_wait);
     CU_add_test(s, "catches a re-bias outside the lock", test_lock_bias_outside);
     CU_add_test(s, "catches a revoked owner that leaves its flag set", test_lock_no_retreat);
+    CU_add_test(s, "lane: ring order, no slot reused early, no stale slot polled", test_lane);
+    CU_add_test(s, "catches a producer that does not clear the successor slot", test_lane_no_clear);
+    CU_add_test(s, "catches a room check that forgets the successor slot", test_lane_no_successor_room);
+    CU_add_test(s, "catches a room check from the tail of a wrapping message", test_lane_wrap_room);
+    CU_add_test(s, "catches a publish before the data", test_lane_publish_first);
+    CU_add_test(s, "catches a consumer that gives slots back before it copies", test_lane_consumed_early);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();
