@@ -88,7 +88,8 @@ struct node {
     struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter yields or sleeps */
-    int yield_limit;                /* then polls each followed by sched_yield (oversubscribed) */
+    int yield_limit;                /* collective waits: then polls each followed by sched_yield */
+    int wait_yield_limit;           /* the same for rank_wait_until (few ranks per core only) */
     /* Sleepers issue a process-wide barrier (membarrier) after announcing
      * themselves, so rank_wake_light needs no fence (wait.c). Set once
      * before any rank runs, when ranks do not outnumber cores (node.c). */

@@ -41,7 +41,7 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
             return;
         cpu_relax();
     }
-    for (int i = 0; i < strand_node.yield_limit; i++) {
+    for (int i = 0; i < strand_node.wait_yield_limit; i++) {
         if (done(arg))
             return;
         sched_yield();
