@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "../datatype/datatype.h"
+#include "../util/cache.h"
 #include "pt2pt.h"
 
 /* Largest message that travels in a lane (bytes). */
@@ -86,30 +87,14 @@ static inline uint64_t lane_slots_for(uint32_t bytes)
     return (LANE_HEADER_BYTES + (uint64_t)bytes + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES;
 }
 
-/* memcpy, with up to 16 bytes moved inline (two possibly overlapping
- * words): a tiny message's copy is then a few instructions, not a call. */
+/* memcpy, with up to 64 bytes moved inline (util/cache.h): a small
+ * message's copy is then a few instructions, not a call. */
 static inline void copy_bytes(void *dst, const void *src, size_t n)
 {
-    char *d = dst;
-    const char *s = src;
-    if (n > 16) {
-        memcpy(d, s, n);
-    } else if (n >= 8) {
-        uint64_t head, tail;
-        memcpy(&head, s, 8);
-        memcpy(&tail, s + n - 8, 8);
-        memcpy(d, &head, 8);
-        memcpy(d + n - 8, &tail, 8);
-    } else if (n >= 4) {
-        uint32_t head, tail;
-        memcpy(&head, s, 4);
-        memcpy(&tail, s + n - 4, 4);
-        memcpy(d, &head, 4);
-        memcpy(d + n - 4, &tail, 4);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    }
+    if (n > 64)
+        memcpy(dst, src, n);
+    else
+        copy_small(dst, src, n);
 }
 
 /* dt_copy with the common case inline: contiguous on both sides (a small

@@ -12,86 +12,53 @@
 
 bool model_full;
 
-static void test_mailbox(void)
+typedef bool (*model_check)(struct explore_stats *stats, FILE *out);
+typedef bool (*mutant_check)(int mutant, struct explore_stats *stats, FILE *out);
+
+static void expect_checked(model_check check, const char *name)
 {
     struct explore_stats stats = { 0, 0, 0 };
-    bool ok = check_mailbox(&stats, stdout);
-    printf("\n%s mailbox: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED",
+    bool ok = check(&stats, stdout);
+    printf("\n%s %s: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED", name,
            stats.states, stats.transitions, stats.finals);
     CU_ASSERT_TRUE(ok);
 }
 
 /* The checker must be able to fail: each planted flaw is caught. The
  * counterexamples go to tests/logs (or stdout with MODEL_VERBOSE). */
-static void expect_caught(int mutant, const char *what)
+static void expect_caught(mutant_check check, int mutant, const char *what)
 {
     struct explore_stats stats = { 0, 0, 0 };
     FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
-    bool caught = check_mailbox_mutant(mutant, &stats, out != NULL ? out : stdout);
+    bool caught = check(mutant, &stats, out != NULL ? out : stdout);
     printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
     if (out != NULL && out != stdout)
         fclose(out);
     CU_ASSERT_TRUE(caught);
 }
 
-static void test_biased_lock(void)
-{
-    struct explore_stats stats = { 0, 0, 0 };
-    bool ok = check_biased_lock(&stats, stdout);
-    printf("\n%s biased lock: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED",
-           stats.states, stats.transitions, stats.finals);
-    CU_ASSERT_TRUE(ok);
-}
+static void test_mailbox(void) { expect_checked(check_mailbox, "mailbox"); }
+static void test_biased_lock(void) { expect_checked(check_biased_lock, "biased lock"); }
+static void test_lane(void) { expect_checked(check_lane, "lane"); }
 
-static void expect_lock_flaw_caught(int mutant, const char *what)
-{
-    struct explore_stats stats = { 0, 0, 0 };
-    FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
-    bool caught = check_biased_lock_mutant(mutant, &stats, out != NULL ? out : stdout);
-    printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
-    if (out != NULL && out != stdout)
-        fclose(out);
-    CU_ASSERT_TRUE(caught);
-}
+static void test_lock_no_membarrier(void) { expect_caught(check_biased_lock_mutant, 1, "revocation without membarrier"); }
+static void test_lock_no_recheck(void) { expect_caught(check_biased_lock_mutant, 2, "owner that does not load `biased` again"); }
+static void test_lock_no_wait(void) { expect_caught(check_biased_lock_mutant, 3, "revocation that does not wait for the owner"); }
+static void test_lock_bias_outside(void) { expect_caught(check_biased_lock_mutant, 4, "re-bias outside the lock"); }
+static void test_lock_no_retreat(void) { expect_caught(check_biased_lock_mutant, 5, "revoked owner that leaves its flag set"); }
 
-static void test_lock_no_membarrier(void) { expect_lock_flaw_caught(1, "revocation without membarrier"); }
-static void test_lock_no_recheck(void) { expect_lock_flaw_caught(2, "owner that does not load `biased` again"); }
-static void test_lock_no_wait(void) { expect_lock_flaw_caught(3, "revocation that does not wait for the owner"); }
-static void test_lock_bias_outside(void) { expect_lock_flaw_caught(4, "re-bias outside the lock"); }
-static void test_lock_no_retreat(void) { expect_lock_flaw_caught(5, "revoked owner that leaves its flag set"); }
+static void test_lane_no_clear(void) { expect_caught(check_lane_mutant, 1, "producer that does not clear the successor slot"); }
+static void test_lane_no_successor_room(void) { expect_caught(check_lane_mutant, 2, "room check without the successor slot"); }
+static void test_lane_wrap_room(void) { expect_caught(check_lane_mutant, 3, "room check from the tail of a wrapping message"); }
+static void test_lane_publish_first(void) { expect_caught(check_lane_mutant, 4, "publish before the data"); }
+static void test_lane_consumed_early(void) { expect_caught(check_lane_mutant, 5, "consumer that gives slots back before copying"); }
 
-static void test_lane(void)
-{
-    struct explore_stats stats = { 0, 0, 0 };
-    bool ok = check_lane(&stats, stdout);
-    printf("\n%s lane: %lu states, %lu transitions, %lu final states\n", ok ? "checked" : "FAILED", stats.states,
-           stats.transitions, stats.finals);
-    CU_ASSERT_TRUE(ok);
-}
-
-static void expect_lane_flaw_caught(int mutant, const char *what)
-{
-    struct explore_stats stats = { 0, 0, 0 };
-    FILE *out = getenv("MODEL_VERBOSE") != NULL ? stdout : tmpfile();
-    bool caught = check_lane_mutant(mutant, &stats, out != NULL ? out : stdout);
-    printf("\n%s %s (%lu states explored)\n", caught ? "caught" : "MISSED", what, stats.states);
-    if (out != NULL && out != stdout)
-        fclose(out);
-    CU_ASSERT_TRUE(caught);
-}
-
-static void test_lane_no_clear(void) { expect_lane_flaw_caught(1, "producer that does not clear the successor slot"); }
-static void test_lane_no_successor_room(void) { expect_lane_flaw_caught(2, "room check without the successor slot"); }
-static void test_lane_wrap_room(void) { expect_lane_flaw_caught(3, "room check from the tail of a wrapping message"); }
-static void test_lane_publish_first(void) { expect_lane_flaw_caught(4, "publish before the data"); }
-static void test_lane_consumed_early(void) { expect_lane_flaw_caught(5, "consumer that gives slots back before copying"); }
-
-static void test_prober_not_woken(void) { expect_caught(1, "probers not woken"); }
-static void test_wake_before_done(void) { expect_caught(2, "wake before DONE"); }
-static void test_post_unlocked(void) { expect_caught(3, "search and post in two critical sections"); }
-static void test_no_sleeper_barrier(void) { expect_caught(4, "sleeper without membarrier (lane wake without fence)"); }
-static void test_no_drain_first(void) { expect_caught(5, "mailbox path that does not drain the lanes first"); }
-static void test_drain_before_post(void) { expect_caught(6, "post that drains the lanes before appending the receive"); }
+static void test_prober_not_woken(void) { expect_caught(check_mailbox_mutant, 1, "probers not woken"); }
+static void test_wake_before_done(void) { expect_caught(check_mailbox_mutant, 2, "wake before DONE"); }
+static void test_post_unlocked(void) { expect_caught(check_mailbox_mutant, 3, "search and post in two critical sections"); }
+static void test_no_sleeper_barrier(void) { expect_caught(check_mailbox_mutant, 4, "sleeper without membarrier (lane wake without fence)"); }
+static void test_no_drain_first(void) { expect_caught(check_mailbox_mutant, 5, "mailbox path that does not drain the lanes first"); }
+static void test_drain_before_post(void) { expect_caught(check_mailbox_mutant, 6, "post that drains the lanes before appending the receive"); }
 
 int main(int argc, char **argv)
 {
