@@ -53,19 +53,11 @@ static bool word_check(atomic_uint *value, unsigned target, bool serial)
     return flag_done(atomic_load_explicit(value, memory_order_acquire), target, serial);
 }
 
-/* Oversubscribed, a waiter usually waits for a rank that is runnable but
- * not running: yielding hands it the core without the two system calls of
- * a futex sleep and wake, lets a writer that is ahead fill more staging
- * entries before the reader comes back, and keeps the cores busy (a core
- * whose ranks all sleep goes idle, and waking it again is slow in a VM).
- * Yielding in every wait, not only for staged data, took 64-rank barrier
- * from 307 to ~125 us and 4-rank 8-byte allreduce from 18 to 5.7 us. */
-enum { OVERSUBSCRIBED_YIELDS = 32 };
-
-static int yields(void)
-{
-    return strand_node.config.nranks > strand_node.ncores ? OVERSUBSCRIBED_YIELDS : 0;
-}
+/* Oversubscribed, yielding before sleeping (strand_node.yield_limit, see
+ * node.c) also lets a writer that is ahead fill more staging entries
+ * before the reader comes back. Yielding in every wait, not only for
+ * staged data, took 64-rank barrier from 307 to ~125 us and 4-rank 8-byte
+ * allreduce from 18 to 5.7 us. */
 
 static void word_sleep(atomic_uint *value, atomic_uint *sleepers, unsigned target, bool serial)
 {
@@ -91,7 +83,7 @@ static void word_wait(atomic_uint *value, atomic_uint *sleepers, unsigned target
             return;
         cpu_relax();
     }
-    for (int i = 0, n = yields(); i < n; i++) {
+    for (int i = 0; i < strand_node.yield_limit; i++) {
         if (word_check(value, target, serial))
             return;
         sched_yield();

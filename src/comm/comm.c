@@ -142,12 +142,16 @@ void comm_retain(struct strand_comm *c)
 /* The core (and so the context id) lives as long as the handle: a receive
  * still pending on a freed communicator cannot match messages of a new
  * communicator that reuses the id. */
-void comm_release(struct strand_comm *c)
+void comm_last_release(struct strand_comm *c)
 {
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
-        return;
     comm_core_release(c->core);
     quarantine_free(c);
+}
+
+void comm_release(struct strand_comm *c)
+{
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        comm_last_release(c);
 }
 
 struct strand_comm *comm_checked(MPI_Comm comm, const char *where, int *rc)

@@ -175,6 +175,33 @@ int comm_finalize_rank(struct rank *r);
  * requests): the handle's memory stays valid until the last release. */
 void comm_retain(struct strand_comm *c);
 void comm_release(struct strand_comm *c);
+/* The same for a reference that a thread of `self`, the handle's rank,
+ * takes and drops (a point-to-point request's, once per message). Without
+ * MPI_THREAD_MULTIPLE only one thread at a time uses the rank's handles
+ * (other threads touch `refs` only before the rank starts or after it
+ * ended), so a plain load and store do: the atomic increment is a full
+ * barrier, which on a sender waited for the previous message's stores. */
+void comm_last_release(struct strand_comm *c);     /* after the last reference went */
+static inline void comm_retain_by_owner(struct strand_comm *c, const struct rank *self)
+{
+    if (self->thread_level == MPI_THREAD_MULTIPLE) {
+        comm_retain(c);
+        return;
+    }
+    int refs = atomic_load_explicit(&c->refs, memory_order_relaxed);
+    atomic_store_explicit(&c->refs, refs + 1, memory_order_relaxed);
+}
+static inline void comm_release_by_owner(struct strand_comm *c, const struct rank *self)
+{
+    if (self->thread_level == MPI_THREAD_MULTIPLE) {
+        comm_release(c);
+        return;
+    }
+    int refs = atomic_load_explicit(&c->refs, memory_order_relaxed) - 1;
+    atomic_store_explicit(&c->refs, refs, memory_order_relaxed);
+    if (refs == 0)
+        comm_last_release(c);
+}
 
 /* Argument check shared by the MPI_Comm_* entry points: reports
  * MPI_ERR_COMM on MPI_COMM_WORLD and returns NULL when `comm` is not live. */

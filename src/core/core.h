@@ -66,10 +66,10 @@ struct rank {
     size_t alt_stack_size;
 };
 
-_Static_assert(offsetof(struct rank, pt2pt.mailbox.returned_envelopes) + sizeof(struct atomic_stack) -
+_Static_assert(offsetof(struct rank, pt2pt.mailbox.free_envelopes) + sizeof(struct envelope *) -
                        offsetof(struct rank, pt2pt.mailbox) <= 64 &&
                    offsetof(struct rank, pt2pt.mailbox.nlanes) - offsetof(struct rank, pt2pt.mailbox) >= 64,
-               "the mailbox's lock, queues and envelope lists share one cache line, the lanes are on the next");
+               "the mailbox's lock, queues and free envelopes share one cache line, the lanes are on the next");
 _Static_assert(offsetof(struct rank, pt2pt) - offsetof(struct rank, waiter) >= 64,
                "the waiter, read by every sender, is not on the mailbox's line");
 
@@ -88,7 +88,9 @@ struct node {
     int first_local, nlocal;        /* the initial world's ranks this node process runs */
     struct world *initial_world;
     int ncores;
-    int spin_limit;                 /* polls before a waiter sleeps */
+    int spin_limit;                 /* polls before a waiter yields or sleeps */
+    int yield_limit;                /* collective waits: then polls each followed by sched_yield */
+    int wait_yield_limit;           /* the same for rank_wait_until (few ranks per core only) */
     /* Sleepers issue a process-wide barrier (membarrier) after announcing
      * themselves, so rank_wake_light needs no fence (wait.c). Set once
      * before any rank runs, when ranks do not outnumber cores (node.c). */
@@ -248,7 +250,8 @@ STRAND_EXPORT void strand_node_start_on_one_cpu(void);
 STRAND_EXPORT void strand_rank_loaded(void);
 STRAND_EXPORT _Noreturn void strand_job_abort(int status, const char *message);
 
-/* Waiting: spin briefly, then sleep until woken. `done` is polled. */
+/* Waiting: spin briefly (or, with more ranks than cores, yield the core a
+ * few times), then sleep until woken. `done` is polled. */
 typedef bool (*rank_wait_cond)(void *arg);
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
 void rank_wake_slow(struct rank *r);
@@ -301,7 +304,15 @@ int error_report(MPI_Comm comm, int code, const char *where, const char *fmt, ..
 int error_report_object(MPI_Errhandler errhandler, void *handle, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 _Noreturn void error_fatal(const char *where, int code, const char *message);
-/* Checks that MPI is initialized and not finalized for the calling thread. */
-int error_check_initialized(const char *where);
+/* Checks that MPI is initialized and not finalized for the calling thread
+ * (inline: every MPI call makes it; the report is errors.c's). */
+_Noreturn void error_not_initialized(const char *where);
+static inline int error_check_initialized(const char *where)
+{
+    struct rank *r = strand_self;
+    if (STRAND_LIKELY(r != NULL && r->mpi_state == RANK_MPI_INITIALIZED))
+        return MPI_SUCCESS;
+    error_not_initialized(where);
+}
 
 #endif

@@ -247,11 +247,9 @@ int error_report_object(MPI_Errhandler errhandler, void *handle, int code, const
     return error_apply(errhandler, handle, code, where, message);
 }
 
-int error_check_initialized(const char *where)
+void error_not_initialized(const char *where)
 {
     struct rank *r = strand_self;
-    if (STRAND_LIKELY(r != NULL && r->mpi_state == RANK_MPI_INITIALIZED))
-        return MPI_SUCCESS;
     const char *why = r == NULL                           ? node_no_rank_reason()
                       : r->mpi_state == RANK_MPI_NOT_STARTED ? "MPI is not initialized (call MPI_Init first)"
                                                              : "MPI has already been finalized";

@@ -33,6 +33,19 @@ enum {
      * (doc/performance.md §12). */
     SPINS_DEDICATED = 20000,
     SPINS_OVERSUBSCRIBED = 1,   /* sharing cores: the awaited rank is not running; poll once */
+    /* Sharing cores, a waiter usually waits for a rank that is runnable
+     * but not running: yielding hands it the core without the two system
+     * calls of a futex sleep and wake, and keeps the cores busy (a core
+     * whose ranks all sleep goes idle, and waking it again is slow in a
+     * VM). In collective waits this took a 64-rank barrier from 307 to
+     * ~125 us (doc/performance.md, session 3). */
+    YIELDS_OVERSUBSCRIBED = 32,
+    /* Point-to-point waits yield only while a core has a few ranks: a
+     * token ring hop at 4 ranks on 2 cores went from 6.6-7.3 to 1.7-2.0 us
+     * with the yields, but at 64 ranks from 5.4 to 8-10 us and at 1024
+     * from 17-19 to 100-114 us (every rank that has just passed the token
+     * spends its yields while the next hops wait, doc/performance.md §12b). */
+    WAIT_YIELD_RANKS_PER_CORE = 4,
 };
 
 struct rank *strand_current_rank(void) { return strand_self; }
@@ -121,6 +134,16 @@ static int spin_limit_for(int nranks, int ncores)
     return nranks <= ncores ? SPINS_DEDICATED : SPINS_OVERSUBSCRIBED;
 }
 
+static int yield_limit_for(int nranks, int ncores)
+{
+    return nranks <= ncores ? 0 : YIELDS_OVERSUBSCRIBED;
+}
+
+static int wait_yield_limit_for(int nranks, int ncores)
+{
+    return nranks <= WAIT_YIELD_RANKS_PER_CORE * ncores ? yield_limit_for(nranks, ncores) : 0;
+}
+
 /* A child that a rank creates with fork() is an ordinary process (DESIGN
  * §4 trap 9): its thread is no rank's any more, so that MPI calls fail
  * clearly instead of waiting for ranks that the child does not have. */
@@ -151,6 +174,8 @@ static int node_setup(void)
     if (n->ncores < 1)
         n->ncores = 1;
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
+    n->yield_limit = yield_limit_for(n->config.nranks, n->ncores);
+    n->wait_yield_limit = wait_yield_limit_for(n->config.nranks, n->ncores);
     /* Only while every rank has a core: then sleeps are rare, while with
      * more ranks than cores every hand-off sleeps and membarrier's
      * inter-processor interrupts made a 64-rank halo 7x slower. Fixed
@@ -172,13 +197,15 @@ static int node_setup(void)
 }
 
 /* Spawned ranks (count > 0) or their end (count < 0): waiters spin only
- * while every rank can have a core. */
+ * while every rank can have a core, and yield only while they cannot. */
 void node_ranks_added(int count)
 {
     struct node *n = &strand_node;
     int total = atomic_fetch_add(&n->ranks_total, count) + count;
     /* a plain int read on every wait: a racing update only tunes spinning */
     __atomic_store_n(&n->spin_limit, spin_limit_for(total, n->ncores), __ATOMIC_RELAXED);
+    __atomic_store_n(&n->yield_limit, yield_limit_for(total, n->ncores), __ATOMIC_RELAXED);
+    __atomic_store_n(&n->wait_yield_limit, wait_yield_limit_for(total, n->ncores), __ATOMIC_RELAXED);
 }
 
 size_t node_rank_stack_size(void)

@@ -10,6 +10,7 @@
  * process. Then if the waker's load of `sleepers` saw 0, its earlier store
  * was visible before membarrier returned, so the sleeper's check sees it. */
 #include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +54,11 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
     }
     if (polling)
         net_wait_end(true);
+    for (int i = 0; i < strand_node.wait_yield_limit; i++) {
+        if (done(arg))
+            return;
+        sched_yield();
+    }
     for (;;) {
         unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
         /* seq_cst increment: a waker that misses it will still see done(). */

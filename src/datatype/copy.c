@@ -117,40 +117,6 @@ static inline void advance_bytes(struct cursor *c, size_t n)
             memcpy(dst, src, N);                                     \
         return;
 
-/* Up to 64 bytes without a call into libc: overlapping fixed-size moves
- * from both ends (loads first, so overlap within one piece is harmless). */
-static inline void copy_small(char *dst, const char *src, size_t len)
-{
-    if (len >= 16) {
-        char a[16], b[16], c[16], d[16];
-        memcpy(a, src, 16);
-        memcpy(b, src + len - 16, 16);
-        if (len > 32) {
-            memcpy(c, src + 16, 16);
-            memcpy(d, src + len - 32, 16);
-            memcpy(dst + 16, c, 16);
-            memcpy(dst + len - 32, d, 16);
-        }
-        memcpy(dst, a, 16);
-        memcpy(dst + len - 16, b, 16);
-    } else if (len >= 8) {
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + len - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + len - 8, &b, 8);
-    } else if (len >= 4) {
-        uint32_t a, b;
-        memcpy(&a, src, 4);
-        memcpy(&b, src + len - 4, 4);
-        memcpy(dst, &a, 4);
-        memcpy(dst + len - 4, &b, 4);
-    } else {
-        for (size_t i = 0; i < len; i++)
-            dst[i] = src[i];
-    }
-}
-
 /* Copies n pieces of len bytes between two strides. */
 static void copy_pieces(char *dst, MPI_Aint dstride, const char *src, MPI_Aint sstride, size_t len, size_t n)
 {

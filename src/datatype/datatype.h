@@ -127,8 +127,21 @@ int dt_external32_convert(void *native, size_t count, MPI_Datatype t, void *exte
 int dt_count_from_bytes(MPI_Datatype t, size_t bytes);
 int dt_elements_from_bytes(MPI_Datatype t, size_t bytes);
 
-void dt_retain(MPI_Datatype t);
-void dt_release(MPI_Datatype t);
+/* References of derived types (handle, parents, pending operations);
+ * predefined types and MPI_DATATYPE_NULL are not counted, which the
+ * inline test settles without a call (once per message in pt2pt). */
+void dt_retain_derived(MPI_Datatype t);
+void dt_release_derived(MPI_Datatype t);
+static inline void dt_retain(MPI_Datatype t)
+{
+    if (t != MPI_DATATYPE_NULL && !t->predefined)
+        dt_retain_derived(t);
+}
+static inline void dt_release(MPI_Datatype t)
+{
+    if (t != MPI_DATATYPE_NULL && !t->predefined)
+        dt_release_derived(t);
+}
 
 /* --- inside src/datatype --- */
 

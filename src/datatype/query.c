@@ -44,17 +44,14 @@ int dt_count_from_bytes(MPI_Datatype t, size_t bytes)
     return (int)(bytes / t->size);
 }
 
-/* MPI_DATATYPE_NULL is allowed: a request to MPI_PROC_NULL may carry it. */
-void dt_retain(MPI_Datatype t)
+/* A derived type (dt_retain and dt_release in datatype.h skip the others). */
+void dt_retain_derived(MPI_Datatype t)
 {
-    if (t != MPI_DATATYPE_NULL && !t->predefined)
-        atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
 }
 
-void dt_release(MPI_Datatype t)
+void dt_release_derived(MPI_Datatype t)
 {
-    if (t == MPI_DATATYPE_NULL || t->predefined)
-        return;
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1)
         return;
     for (int i = 0; i < t->ntypes; i++)

@@ -3,10 +3,11 @@
 #include "../datatype/datatype.h"
 #include "../net/net.h"
 #include "pt2pt.h"
+#include "request.h"
 
 /* A null handle or an inactive persistent request completes at once with
  * an empty status. */
-static bool request_is_inert(MPI_Request req)
+static inline bool request_is_inert(MPI_Request req)
 {
     return req == MPI_REQUEST_NULL || (req->persistent && !req->active);
 }
@@ -25,35 +26,50 @@ static int generalized_free(struct strand_request *req)
     return req->free_fn != NULL ? req->free_fn(req->extra_state) : MPI_SUCCESS;
 }
 
-/* Hands a completed request's status to the user and retires it: a
- * persistent request becomes inactive, any other is freed. Returns the
- * request's error code. */
-static int request_finish(MPI_Request *handle, MPI_Status *status)
+static void status_copy_out(MPI_Status *out, const MPI_Status *in)
+{
+    if (out == MPI_STATUS_IGNORE)
+        return;
+    /* MPI_ERROR is only written by calls that complete several requests. */
+    int kept = out->MPI_ERROR;
+    *out = *in;
+    out->MPI_ERROR = kept;
+}
+
+/* request_finish for generalized and persistent requests. */
+static int request_finish_special(MPI_Request *handle, MPI_Status *status)
 {
     struct strand_request *req = *handle;
-    int error = MPI_SUCCESS;
+    int error = req->status.MPI_ERROR;
     if (req->kind == REQUEST_GENERALIZED) {
         error = generalized_query(req);
         int free_error = generalized_free(req);
         if (error == MPI_SUCCESS)
             error = free_error;
-    } else {
-        error = req->status.MPI_ERROR;
     }
-    if (status != MPI_STATUS_IGNORE) {
-        int kept = status->MPI_ERROR;
-        *status = req->status;
-        status->MPI_ERROR = kept;
-    }
+    status_copy_out(status, &req->status);
     if (req->persistent) {
         req->active = false;
         return error;
     }
     *handle = MPI_REQUEST_NULL;
-    if (req->kind == REQUEST_GENERALIZED)
-        greq_release(strand_self, req);
-    else
-        request_free(strand_self, req);
+    greq_release(strand_self, req);
+    return error;
+}
+
+/* Hands a completed request's status to the user and retires it: a
+ * persistent request becomes inactive, any other is freed. Returns the
+ * request's error code. Inline: Waitall runs it for every message. */
+static inline int request_finish(MPI_Request *handle, MPI_Status *status)
+{
+    struct strand_request *req = *handle;
+    if (STRAND_UNLIKELY(req->kind == REQUEST_GENERALIZED || req->persistent))
+        return request_finish_special(handle, status);
+    int error = req->status.MPI_ERROR;
+    status_copy_out(status, &req->status);
+    *handle = MPI_REQUEST_NULL;
+    if (!request_is_shared(req))
+        request_release(strand_self, req);
     return error;
 }
 
@@ -91,6 +107,7 @@ static int check_request_array(const char *where, int count, MPI_Request *reques
 struct request_set {
     int count;
     MPI_Request *requests;
+    int settled;                     /* all_done: requests before this one are done or inert */
 };
 
 /* Each first moves lane messages into the mailbox (pt2pt_progress). */
@@ -104,8 +121,9 @@ static bool all_done(void *arg)
 {
     struct request_set *set = arg;
     pt2pt_progress(strand_self);
-    for (int i = 0; i < set->count; i++)
-        if (!request_is_inert(set->requests[i]) && !request_is_done(set->requests[i]))
+    /* A request once done stays done: each poll resumes where the last stopped. */
+    for (; set->settled < set->count; set->settled++)
+        if (!request_is_inert(set->requests[set->settled]) && !request_is_done(set->requests[set->settled]))
             return false;
     return true;
 }
@@ -176,11 +194,14 @@ static int finish_all(int count, MPI_Request *requests, MPI_Status *statuses, co
             request_set_empty_status(st);
             continue;
         }
-        error_comm = request_error_comm(requests[i]);
+        MPI_Comm comm = request_error_comm(requests[i]);
         int error = request_finish(&requests[i], st);
         if (st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = error;
-        any_error |= error != MPI_SUCCESS;
+        if (STRAND_UNLIKELY(error != MPI_SUCCESS)) {
+            any_error = true;
+            error_comm = comm;
+        }
     }
     if (!any_error)
         return MPI_SUCCESS;
@@ -192,7 +213,7 @@ int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     int rc = check_request_array("MPI_Waitall", count, requests);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     if (!all_done(&set))
         rank_wait_until(strand_self, all_done, &set);
     return finish_all(count, requests, statuses, "MPI_Waitall");
@@ -206,7 +227,7 @@ int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status status
         return rc;
     if (flag == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag must not be NULL");
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     *flag = all_done(&set);
     return *flag ? finish_all(count, requests, statuses, "MPI_Testall") : MPI_SUCCESS;
 }
@@ -233,7 +254,7 @@ int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *stat
         return rc;
     if (index == NULL)
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany", "index must not be NULL");
-    struct request_set set = { count, requests };
+    struct request_set set = { count, requests, 0 };
     int i = first_done(count, requests);
     if (i == -1) {
         rank_wait_until(strand_self, any_done, &set);
@@ -303,7 +324,7 @@ static int some_common(const char *where, bool wait, int incount, MPI_Request *r
         return rc;
     if (outcount == NULL || (incount > 0 && indices == NULL))
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, where, "outcount and indices must not be NULL");
-    struct request_set set = { incount, requests };
+    struct request_set set = { incount, requests, 0 };
     pt2pt_progress(strand_self);
     if (wait && !any_done(&set))
         rank_wait_until(strand_self, any_done, &set);
@@ -377,8 +398,10 @@ int PMPI_Request_free(MPI_Request *request)
         greq_release(self, req);
         return MPI_SUCCESS;
     }
+    if (request_is_shared(req))
+        return MPI_SUCCESS;
     if (request_is_inert(req) || request_is_done(req))
-        request_free(self, req);
+        request_release(self, req);
     else
         request_detach(self, req);
     request_reap_detached(self);
@@ -411,6 +434,8 @@ int PMPI_Cancel(MPI_Request *request)
         return error_report(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "MPI_REQUEST_NULL");
     if (req->persistent && !req->active)
         return error_report(req->comm, MPI_ERR_REQUEST, "MPI_Cancel", "the persistent request is not active");
+    if (request_is_shared(req))
+        return MPI_SUCCESS;     /* the send is complete: nothing to cancel */
     switch (req->kind) {
     case REQUEST_GENERALIZED:
         return req->cancel_fn != NULL ? req->cancel_fn(req->extra_state, request_is_done(req)) : MPI_SUCCESS;
@@ -459,11 +484,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     if (request->kind == REQUEST_GENERALIZED)
         generalized_query(request);
-    if (status != MPI_STATUS_IGNORE) {
-        int kept = status->MPI_ERROR;
-        *status = request->status;
-        status->MPI_ERROR = kept;
-    }
+    status_copy_out(status, &request->status);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Request_get_status);

@@ -33,7 +33,10 @@ void greq_release(struct rank *pool_owner, struct strand_request *req)
         return;
     if (!req->greq_freed && req->free_fn != NULL)
         req->free_fn(req->extra_state);
-    request_free(pool_owner, req);
+    if (strand_self == pool_owner)
+        request_free(pool_owner, req);
+    else
+        request_give_back(pool_owner, req);  /* the I/O thread, or any thread */
 }
 
 int PMPI_Grequest_complete(MPI_Request request)

@@ -181,7 +181,7 @@ static void deliver_to_posted(struct strand_request *req, const struct message *
         copied = dt_pack(req->payload, m->buf, (size_t)m->count, m->type);
         req->done.payload_inline = true;
     } else {
-        copied = dt_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
+        copied = message_copy(req->buf, (size_t)req->count, req->type, m->buf, (size_t)m->count, m->type);
     }
     receive_status(req, m->source, m->tag, m->bytes, copied);
     if (by_owner && owner->thread_level != MPI_THREAD_MULTIPLE)
@@ -205,9 +205,12 @@ static void unexpected_append_eager(struct mailbox *mb, const struct message *m)
     unexpected_append(mb, env);
 }
 
-bool mailbox_match_eager(struct rank *dest, const struct message *m)
+/* ---- lanes (lane.h): the consumer's side, under the mailbox lock ---- */
+
+/* One message from a lane, matched into the posted queue or queued
+ * unexpected (eager). True when a blocked prober must be woken. */
+static bool match_eager(struct mailbox *mb, const struct message *m)
 {
-    struct mailbox *mb = &dest->pt2pt.mailbox;
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
         deliver_to_posted(req, m);
@@ -217,14 +220,58 @@ bool mailbox_match_eager(struct rank *dest, const struct message *m)
     return mb->probers > 0;
 }
 
+static bool lane_drain(struct mailbox *mb, struct lane *l)
+{
+    uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed), first = head;
+    bool wake = false;
+    union lane_slot *s;
+    while ((s = lane_message_at(l, &head)) != NULL) {
+        struct message m = {
+            .context_id = s->header.context_id,
+            .source = s->header.source,
+            .tag = s->header.tag,
+            .buf = s->raw + LANE_HEADER_BYTES,
+            .count = (int)s->header.bytes,
+            .type = MPI_BYTE,
+            .bytes = s->header.bytes,
+        };
+        wake |= match_eager(mb, &m);
+        head += lane_slots_for(s->header.bytes);
+    }
+    if (head != first)
+        lane_consumed(l, head);
+    return wake;
+}
+
+/* Whether a lane into `mb` has a message waiting (a hint, lock-free). */
+static bool lanes_pending(struct mailbox *mb)
+{
+    int n = atomic_load_explicit(&mb->nlanes, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (lane_ready(mb->lanes[i]))
+            return true;
+    return false;
+}
+
+/* Matches every waiting lane message into the mailbox; true when a
+ * blocked prober must be woken. */
+static bool lanes_drain(struct mailbox *mb)
+{
+    int n = atomic_load_explicit(&mb->nlanes, memory_order_relaxed);
+    bool wake = false;
+    for (int i = 0; i < n; i++)
+        wake |= lane_drain(mb, mb->lanes[i]);
+    return wake;
+}
+
 void pt2pt_progress(struct rank *self)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     if (!lanes_pending(mb))
         return;
-    lite_lock(&mb->lock);
-    bool wake = lanes_drain(self);
-    lite_unlock(&mb->lock);
+    bool biased = mailbox_lock(self);
+    bool wake = lanes_drain(mb);
+    mailbox_unlock(self, biased);
     if (wake)
         rank_wake(self);
 }
@@ -238,18 +285,14 @@ void pt2pt_progress(struct rank *self)
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done)
 {
-    struct rank *self = strand_self;
-    if (!sync && m->bytes <= LANE_MAX_BYTES && strand_node.light_wakes && self != NULL &&
-        lane_send(self, dest, m)) {
-        rank_wake_light(dest);
+    if (!sync && lane_send(strand_self, dest, m))
         return QUEUED_EAGER;
-    }
     struct mailbox *mb = &dest->pt2pt.mailbox;
-    lite_lock(&mb->lock);
-    bool wake_probers = lanes_drain(dest);
+    bool biased = mailbox_lock(dest);
+    bool wake_probers = lanes_drain(mb);
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (wake_probers)
             rank_wake(dest);
         deliver_to_posted(req, m);
@@ -258,7 +301,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     if (!sync && m->bytes <= strand_node.config.eager_limit) {
         unexpected_append_eager(mb, m);
         bool wake = mb->probers > 0;
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (wake)
             rank_wake(dest);
         return QUEUED_EAGER;
@@ -276,7 +319,7 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     done->queued = env;
     unexpected_append(mb, env);
     bool wake = mb->probers > 0;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (wake)
         rank_wake(dest);
     return QUEUED_RENDEZVOUS;
@@ -310,17 +353,24 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     struct envelope *prev;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     struct envelope *env = unexpected_find(mb, req->context_id, req->peer, req->tag, &prev);
     if (env == NULL) {
+        /* Posted first, then the lanes drained: what waits in them arrived
+         * after every unexpected message, and matches the posted receives
+         * in post order as it would have at the next wait. Draining here
+         * keeps the lanes flowing while a receiver posts many receives. */
         posted_append(mb, req);
-        lite_unlock(&mb->lock);
-        return false;
+        bool wake = lanes_pending(mb) && lanes_drain(mb);
+        mailbox_unlock(self, biased);
+        if (wake)
+            rank_wake(self);
+        return request_is_done(req);
     }
     unexpected_unlink(mb, prev, env);
     if (env->kind == ENVELOPE_RENDEZVOUS)
         env->done->queued = NULL;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     if (!consume_envelope(mb, req, env))
         return false;
     completion_signal(&req->done);
@@ -333,10 +383,10 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
                                               struct net_pull *pull)
 {
     struct mailbox *mb = &dest->pt2pt.mailbox;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
-        lite_unlock(&mb->lock);
+        mailbox_unlock(dest, biased);
         if (pull != NULL)
             return req;     /* the caller pulls the data into it */
         deliver_to_posted(req, m);
@@ -359,7 +409,7 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
     }
     unexpected_append(mb, env);
     bool wake = mb->probers > 0;
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (wake)
         rank_wake(dest);
     return NULL;
@@ -370,7 +420,7 @@ struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const 
 {
     struct mailbox *mb = &dest->pt2pt.mailbox;
     struct net_pull *found = NULL;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct envelope *prev = NULL, *env;
     for (env = mb->unexpected_head; env != NULL; prev = env, env = env->next) {
         if (env->kind == ENVELOPE_REMOTE && is_it(env->pull, arg)) {
@@ -379,7 +429,7 @@ struct net_pull *mailbox_withdraw_remote(struct rank *dest, bool (*is_it)(const 
             break;
         }
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (found != NULL)
         envelope_give_back(mb, env);
     return found;
@@ -396,9 +446,9 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     struct envelope *prev;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     mb->probers += probers_change;
-    bool wake = lanes_drain(self);
+    bool wake = lanes_drain(mb);
     struct envelope *env = unexpected_find(mb, context_id, source, tag, &prev);
     if (env != NULL && status != MPI_STATUS_IGNORE) {
         status->MPI_SOURCE = env->source;
@@ -406,7 +456,7 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
         status->strand_count = (long long)env->bytes;
         status->strand_cancelled = 0;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     if (wake)
         rank_wake(self);
     return env != NULL;
@@ -416,7 +466,7 @@ bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
     bool found = false;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(self);
     struct strand_request *prev = NULL;
     for (struct strand_request *r = mb->posted_head; r != NULL; prev = r, r = r->next) {
         if (r != req)
@@ -430,7 +480,7 @@ bool mailbox_cancel_receive(struct rank *self, struct strand_request *req)
         found = true;
         break;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(self, biased);
     return found;
 }
 
@@ -440,7 +490,7 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done)
         return false;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool found = false;
-    lite_lock(&mb->lock);
+    bool biased = mailbox_lock(dest);
     struct envelope *env = done->queued;
     if (env != NULL) {
         struct envelope *prev = NULL;
@@ -453,7 +503,7 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done)
         }
         done->queued = NULL;
     }
-    lite_unlock(&mb->lock);
+    mailbox_unlock(dest, biased);
     if (found)
         envelope_give_back(mb, env);
     return found;

@@ -46,14 +46,16 @@ struct strand_request {
     int count;
     void *buf;
     MPI_Datatype type;
-    struct strand_request *next;     /* posted queue, pool */
+    union {
+        struct strand_request *next;     /* posted queue, pool */
+        struct atomic_stack_node link;   /* request_pool.returned */
+    };
     bool accepts_payload;            /* the receiver unpacks `payload` (MPI_Recv) */
     uint8_t kind;                    /* enum request_kind */
     uint8_t mode;                    /* enum send_mode */
     bool persistent;
     bool active;                     /* persistent: started and not yet completed */
     bool user_freed;                 /* MPI_Request_free while active */
-    bool from_pool;
     struct strand_comm *comm;
     struct strand_request *detached_next; /* freed by the user while active */
     /* generalized requests */
@@ -154,9 +156,34 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done);
 void mailbox_destroy(struct mailbox *mb);
 
 /* Requests (request.c). */
+
+/* What MPI_Isend returns for a send that is complete when the call
+ * returns (a message into a lane, or to MPI_PROC_NULL): one request shared
+ * by every rank, complete, with an empty status, never written and never
+ * freed, so that such a send allocates nothing and touches no line
+ * another rank writes. Wait, Test, Request_free and Cancel recognise it
+ * (request_is_shared) and only set the handle to MPI_REQUEST_NULL. */
+extern struct strand_request request_send_complete;
+static inline bool request_is_shared(const struct strand_request *req)
+{
+    return req == &request_send_complete;
+}
 struct strand_request *request_alloc(struct rank *self, enum request_kind kind);
+/* By one of the rank's threads (the pool is theirs, see request_pool). */
 void request_free(struct rank *self, struct strand_request *req);
-void request_set_empty_status(MPI_Status *status);
+/* By any other thread: a request that holds no communicator or datatype
+ * reference (a generalized one) goes back to `pool_owner`'s pool. */
+void request_give_back(struct rank *pool_owner, struct strand_request *req);
+static inline void request_set_empty_status(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->strand_cancelled = 0;
+    status->strand_count = 0;
+}
 void request_detach(struct rank *self, struct strand_request *req);
 void request_reap_detached(struct rank *self);
 /* True while a request the rank freed before it completed is still under
@@ -196,10 +223,6 @@ int bsend_start(struct rank *self, const struct message *m, struct rank *dest, c
                 MPI_Comm comm);
 void bsend_flush(struct rank *self);
 
-/* Argument checks shared by all the calls (check.c). */
-int check_send_args(const char *where, MPI_Comm comm, struct strand_comm **c, const void *buf,
-                    int count, MPI_Datatype type, int dest, int tag);
-int check_recv_args(const char *where, MPI_Comm comm, struct strand_comm **c, const void *buf,
-                    int count, MPI_Datatype type, int source, int tag);
+/* Argument checks shared by all the calls: check.h. */
 
 #endif

@@ -3,7 +3,9 @@
 
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "check.h"
 #include "pt2pt.h"
+#include "request.h"
 
 static void proc_null_status(MPI_Status *status)
 {
@@ -48,17 +50,16 @@ static void status_copy_out(MPI_Status *out, const MPI_Status *in)
 static void blocking_recv_post(struct strand_request *req, struct strand_comm *c, void *buf,
                                int count, MPI_Datatype type, int source, int tag)
 {
-    *req = (struct strand_request){
-        .done = { .owner = strand_self },
-        .kind = REQUEST_RECV,
-        .comm = c,
-        .buf = buf,
-        .count = count,
-        .type = type,
-        .peer = source,
-        .tag = tag,
-        .accepts_payload = true,
-    };
+    /* Only what the engine reads of a receive (not a whole-struct
+     * initializer: this is on the latency path of every MPI_Recv). */
+    request_init(req, strand_self, REQUEST_RECV);
+    req->comm = c;
+    req->buf = buf;
+    req->count = count;
+    req->type = type;
+    req->peer = source;
+    req->tag = tag;
+    req->accepts_payload = true;
     recv_start(req);
 }
 
@@ -101,12 +102,12 @@ static int recv_request_create(const char *where, void *buf, int count, MPI_Data
         return rc;
     if (request == NULL)
         return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
-    struct strand_request *req = request_alloc(strand_self, REQUEST_RECV);
+    struct strand_request *req = request_take(strand_self, REQUEST_RECV);
     if (req == NULL)
         return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate a request");
     req->persistent = persistent;
     req->comm = c;
-    comm_retain(c);     /* the request may outlive MPI_Comm_free */
+    comm_retain_by_owner(c, strand_self); /* the request may outlive MPI_Comm_free */
     req->buf = buf;
     req->count = count;
     req->type = type;

@@ -7,8 +7,16 @@
 #include "../datatype/datatype.h"
 #include "lane.h"
 #include "pt2pt.h"
+#include "request.h"
 
 enum { REQUEST_CHUNK = 64 };
+
+struct strand_request request_send_complete = {
+    .done = { .state = COMPLETION_DONE },
+    .status = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS },
+    .kind = REQUEST_SEND,
+    .type = MPI_DATATYPE_NULL,
+};
 
 void pt2pt_rank_init(struct rank *r)
 {
@@ -24,10 +32,25 @@ static void request_list_free(struct strand_request *req)
     }
 }
 
+/* Moves the requests other threads gave back onto `free`. */
+static void pool_take_returned(struct request_pool *pool)
+{
+    struct atomic_stack_node *node = atomic_stack_take_all(&pool->returned);
+    while (node != NULL) {
+        struct atomic_stack_node *next = node->next;
+        struct strand_request *req =
+            (struct strand_request *)((char *)node - offsetof(struct strand_request, link));
+        req->next = pool->free;
+        pool->free = req;
+        node = next;
+    }
+}
+
 void pt2pt_rank_destroy(struct rank *r)
 {
     lanes_release(r);
     mailbox_destroy(&r->pt2pt.mailbox);
+    pool_take_returned(&r->pt2pt.requests);
     request_list_free(r->pt2pt.requests.free);
     r->pt2pt.requests.free = NULL;
 }
@@ -49,31 +72,26 @@ static void pool_refill(struct request_pool *pool)
     }
 }
 
-struct strand_request *request_alloc(struct rank *self, enum request_kind kind)
+struct strand_request *request_take_slow(struct rank *self)
 {
     struct request_pool *pool = &self->pt2pt.requests;
-    lite_lock(&pool->lock);
+    bool shared = self->thread_level == MPI_THREAD_MULTIPLE;
+    if (shared)
+        lite_lock(&pool->lock);
+    if (pool->free == NULL)
+        pool_take_returned(pool);
     if (pool->free == NULL)
         pool_refill(pool);
     struct strand_request *req = pool->free;
     if (req != NULL)
         pool->free = req->next;
-    lite_unlock(&pool->lock);
-    if (req == NULL)
-        return NULL;
-    memset(req, 0, sizeof *req);
-    req->done.owner = self;
-    req->kind = (uint8_t)kind;
-    req->from_pool = true;
+    if (shared)
+        lite_unlock(&pool->lock);
     return req;
 }
 
-void request_free(struct rank *self, struct strand_request *req)
+void request_put_shared(struct rank *self, struct strand_request *req)
 {
-    if (req->type != MPI_DATATYPE_NULL && req->kind != REQUEST_GENERALIZED)
-        dt_release(req->type);
-    if (req->comm != NULL)
-        comm_release(req->comm);
     struct request_pool *pool = &self->pt2pt.requests;
     lite_lock(&pool->lock);
     req->next = pool->free;
@@ -81,15 +99,19 @@ void request_free(struct rank *self, struct strand_request *req)
     lite_unlock(&pool->lock);
 }
 
-void request_set_empty_status(MPI_Status *status)
+struct strand_request *request_alloc(struct rank *self, enum request_kind kind)
 {
-    if (status == MPI_STATUS_IGNORE)
-        return;
-    status->MPI_SOURCE = MPI_ANY_SOURCE;
-    status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
-    status->strand_cancelled = 0;
-    status->strand_count = 0;
+    return request_take(self, kind);
+}
+
+void request_free(struct rank *self, struct strand_request *req)
+{
+    request_release(self, req);
+}
+
+void request_give_back(struct rank *pool_owner, struct strand_request *req)
+{
+    atomic_stack_push(&pool_owner->pt2pt.requests.returned, &req->link);
 }
 
 /* Requests the user freed while active are kept here until they finish. */

@@ -2,7 +2,10 @@
  * with the mode as a parameter. */
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "lane.h"
+#include "check.h"
 #include "pt2pt.h"
+#include "request.h"
 
 static struct message message_of(const struct strand_comm *c, const void *buf, int count,
                                  MPI_Datatype type, int tag)
@@ -67,24 +70,30 @@ int send_blocking(const char *where, enum send_mode mode, const void *buf, int c
     return MPI_SUCCESS;
 }
 
-/* Fills a send request; the caller starts it (nonblocking) or not (persistent). */
-static int send_request_create(const char *where, enum send_mode mode, const void *buf, int count,
-                               MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                               MPI_Request *request, bool persistent)
+/* A nonblocking send that needs no request of its own: to MPI_PROC_NULL,
+ * or a small message that went into a lane (request_send_complete). */
+static inline bool send_completes_at_once(const struct strand_comm *c, const void *buf, int count,
+                                          MPI_Datatype type, int dest, int tag)
 {
-    struct strand_comm *c;
-    int rc = check_send_args(where, comm, &c, buf, count, type, dest, tag);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (request == NULL)
-        return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
-    struct strand_request *req = request_alloc(strand_self, REQUEST_SEND);
+    if (dest == MPI_PROC_NULL)
+        return true;
+    struct message m = message_of(c, buf, count, type, tag);
+    return lane_send(strand_self, c->core->members[dest], &m);
+}
+
+/* Fills a send request for checked arguments; the caller starts it
+ * (nonblocking) or not (persistent). */
+static int send_request_make(const char *where, enum send_mode mode, const void *buf, int count,
+                             MPI_Datatype type, int dest, int tag, struct strand_comm *c, MPI_Request *request,
+                             bool persistent)
+{
+    struct strand_request *req = request_take(strand_self, REQUEST_SEND);
     if (req == NULL)
-        return error_report(comm, MPI_ERR_NO_MEM, where, "cannot allocate a request");
+        return error_report(c, MPI_ERR_NO_MEM, where, "cannot allocate a request");
     req->mode = (uint8_t)mode;
     req->persistent = persistent;
     req->comm = c;
-    comm_retain(c);     /* the request may outlive MPI_Comm_free */
+    comm_retain_by_owner(c, strand_self); /* the request may outlive MPI_Comm_free */
     req->buf = (void *)buf;
     req->count = count;
     req->type = type;
@@ -99,6 +108,48 @@ static int send_request_create(const char *where, enum send_mode mode, const voi
     req->active = true;
     return send_start(req, where);
 }
+
+static int send_request_create(const char *where, enum send_mode mode, const void *buf, int count,
+                               MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                               MPI_Request *request, bool persistent)
+{
+    struct strand_comm *c;
+    int rc = check_send_args(where, comm, &c, buf, count, type, dest, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
+    return send_request_make(where, mode, buf, count, type, dest, tag, c, request, persistent);
+}
+
+/* MPI_Isend and MPI_Irsend: a message that leaves at once needs no request. */
+static inline int send_immediate(const char *where, enum send_mode mode, const void *buf, int count,
+                                 MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    struct strand_comm *c;
+    int rc = check_send_args(where, comm, &c, buf, count, type, dest, tag);
+    if (STRAND_UNLIKELY(rc != MPI_SUCCESS))
+        return rc;
+    if (STRAND_UNLIKELY(request == NULL))
+        return error_report(comm, MPI_ERR_ARG, where, "request must not be NULL");
+    if (send_completes_at_once(c, buf, count, type, dest, tag)) {
+        *request = &request_send_complete;
+        return MPI_SUCCESS;
+    }
+    return send_request_make(where, mode, buf, count, type, dest, tag, c, request, false);
+}
+
+int PMPI_Isend(void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_immediate("MPI_Isend", SEND_STANDARD, buf, count, type, dest, tag, comm, request);
+}
+STRAND_MPI_ALIAS(MPI_Isend);
+
+int PMPI_Irsend(void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_immediate("MPI_Irsend", SEND_READY, buf, count, type, dest, tag, comm, request);
+}
+STRAND_MPI_ALIAS(MPI_Irsend);
 
 #define BLOCKING_SEND(fn, mode)                                                              \
     int P##fn(void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)    \
@@ -120,10 +171,8 @@ BLOCKING_SEND(MPI_Send, SEND_STANDARD)
 BLOCKING_SEND(MPI_Bsend, SEND_BUFFERED)
 BLOCKING_SEND(MPI_Ssend, SEND_SYNCHRONOUS)
 BLOCKING_SEND(MPI_Rsend, SEND_READY)
-REQUEST_SEND_CALL(MPI_Isend, SEND_STANDARD, false)
 REQUEST_SEND_CALL(MPI_Ibsend, SEND_BUFFERED, false)
 REQUEST_SEND_CALL(MPI_Issend, SEND_SYNCHRONOUS, false)
-REQUEST_SEND_CALL(MPI_Irsend, SEND_READY, false)
 REQUEST_SEND_CALL(MPI_Send_init, SEND_STANDARD, true)
 REQUEST_SEND_CALL(MPI_Bsend_init, SEND_BUFFERED, true)
 REQUEST_SEND_CALL(MPI_Ssend_init, SEND_SYNCHRONOUS, true)

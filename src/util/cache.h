@@ -23,6 +23,42 @@ static inline void prefetch_for_write(const void *p)
 #endif
 }
 
+/* Up to 64 bytes without a call into libc: overlapping fixed-size moves
+ * from both ends (loads first, so overlap within one piece is harmless). */
+static inline void copy_small(void *to, const void *from, size_t len)
+{
+    char *dst = to;
+    const char *src = from;
+    if (len >= 16) {
+        char a[16], b[16], c[16], d[16];
+        memcpy(a, src, 16);
+        memcpy(b, src + len - 16, 16);
+        if (len > 32) {
+            memcpy(c, src + 16, 16);
+            memcpy(d, src + len - 32, 16);
+            memcpy(dst + 16, c, 16);
+            memcpy(dst + len - 32, d, 16);
+        }
+        memcpy(dst, a, 16);
+        memcpy(dst + len - 16, b, 16);
+    } else if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i];
+    }
+}
+
 /* memcpy whose stores bypass the cache (x86-64: SSE2 non-temporal
  * stores; elsewhere plain memcpy). For copies whose destinations will be
  * evicted before anyone reads them: a normal store first reads the line

@@ -8,8 +8,9 @@
  *
  * Each critical section under the mailbox lock is one atomic step: every
  * access to the queues and to `probers` happens under the lock, so no
- * other process can observe a section half done (the lock itself is
- * src/util/lock.c's three-state futex mutex). Everything after an unlock
+ * other process can observe a section half done (the lock is
+ * src/util/biased_lock.h, whose mutual exclusion model_biased_lock.c
+ * checks on its own, store buffer included). Everything after an unlock
  * is modelled step by step: the copy into a posted receive, the store of
  * DONE, rank_wake's load of `sleepers` and its bump of `seq`, and the
  * waiter's spin / seq / sleepers / check / futex steps (waiting.h).
@@ -74,7 +75,9 @@ enum send_pc {
 
 enum recv_pc {
     R_START,        /* begin the next operation */
-    R_POST,         /* mailbox_post_receive: lock; take unexpected or post; unlock */
+    R_POST,         /* mailbox_post_receive: lock; take unexpected, or post and drain
+                       the lanes; unlock */
+    R_POST_WAKE,    /* rank_wake(own rank) for what the post's drain delivered */
     R_POST_LATE,    /* POST_UNLOCKED mutant only: the post, in a second section */
     R_TAKE_COPY,    /* consume_envelope: copy (rendezvous: signal sender) */
     R_TAKE_WAKE,    /* rank_wake(sender) after a rendezvous copy */
@@ -101,7 +104,7 @@ struct send_m {
 };
 
 struct recv_m {
-    uint8_t pc, op, next_op, want_src, took, wake_phase, cancel_then_recv, probe_woke;
+    uint8_t pc, op, next_op, want_src, took, wake_phase, cancel_then_recv, probe_woke, post_woke;
     uint8_t last_from[SENDERS]; /* 1 + send index of the last message received from each sender */
     struct wait_m wait;
 };
@@ -137,6 +140,9 @@ enum mutant {
                            still buffered is missed by both sides */
     NO_DRAIN_FIRST,     /* the mailbox path matches without draining the
                            lanes: a rendezvous overtakes the sender's eager */
+    DRAIN_BEFORE_POST,  /* a post that found nothing unexpected drains the
+                           lanes before it appends the receive: a lane
+                           message for it is left unexpected */
 };
 
 static struct {
@@ -396,13 +402,16 @@ static void recv_post(struct mailbox_state *s, struct recv_m *me, int thread)
         return;
     }
     if (i < 0) {
-        s->posted[s->nposted++] = (uint8_t)(thread + 1);
-        if (me->op == CANCEL_RECV && !me->cancel_then_recv) {
-            me->pc = R_CANCEL;
+        /* Posted, then the lanes drained: their messages arrived after
+         * every unexpected one and match the posted receives in order. */
+        if (cfg.mutant == DRAIN_BEFORE_POST) {
+            me->post_woke = drain(s);
+            s->posted[s->nposted++] = (uint8_t)(thread + 1);
         } else {
-            wait_begin(&me->wait);
-            me->pc = R_WAIT;
+            s->posted[s->nposted++] = (uint8_t)(thread + 1);
+            me->post_woke = drain(s);
         }
+        me->pc = R_POST_WAKE;
         return;
     }
     me->took = (uint8_t)(unexpected_take(s, i) + 1);
@@ -468,6 +477,17 @@ static bool recv_step(struct mailbox_state *s, int p)
         return true;
     case R_POST:
         recv_post(s, me, thread);
+        return true;
+    case R_POST_WAKE:
+        if (me->post_woke && !wake_step(&s->waiter[RANK_RECEIVER], &me->wake_phase))
+            return true;
+        me->post_woke = 0;
+        if (me->op == CANCEL_RECV && !me->cancel_then_recv) {
+            me->pc = R_CANCEL;
+        } else {
+            wait_begin(&me->wait);
+            me->pc = R_WAIT;
+        }
         return true;
     case R_POST_LATE:
         s->posted[s->nposted++] = (uint8_t)(thread + 1);

@@ -24,5 +24,13 @@ bool check_mailbox(struct explore_stats *stats, FILE *out);
  * (1: probers not woken, 2: wake before DONE, 3: post in a second
  * critical section); its counterexample goes to `out`. */
 bool check_mailbox_mutant(int mutant, struct explore_stats *stats, FILE *out);
+/* The mailbox's biased lock (model_biased_lock.c); mutants 1-5 are flaws
+ * the checker must find. */
+bool check_biased_lock(struct explore_stats *stats, FILE *out);
+bool check_biased_lock_mutant(int mutant, struct explore_stats *stats, FILE *out);
+/* A lane's ring (model_lane.c): producer, consumer, the producer's
+ * mailbox path; mutants 1-5 are flaws the checker must find. */
+bool check_lane(struct explore_stats *stats, FILE *out);
+bool check_lane_mutant(int mutant, struct explore_stats *stats, FILE *out);
 
 #endif
