@@ -127,6 +127,33 @@ static struct rank *proxy_create(int world_rank, struct net_peer *peer)
     return r;
 }
 
+/* STRAND_NET (mpiexec --net): tcp, ucx, or auto (the default): ucx where
+ * it is built and the host has a fabric UCX drives better than the tcp
+ * module does (net_ucx_fabric_present), else tcp. Every node process of a
+ * job must choose the same module: forced, or the same hardware everywhere
+ * (doc/limits.md). */
+static const struct net_ops *choose_module(void)
+{
+    const char *want = getenv("STRAND_NET");
+    if (want == NULL || *want == '\0' || strcmp(want, "auto") == 0) {
+#ifdef HAVE_UCX
+        if (net_ucx_fabric_present())
+            return &net_ucx_ops;
+#endif
+        return &net_tcp_ops;
+    }
+    if (strcmp(want, "tcp") == 0)
+        return &net_tcp_ops;
+    if (strcmp(want, "ucx") == 0) {
+#ifdef HAVE_UCX
+        return &net_ucx_ops;
+#else
+        config_error("%s=ucx, but this Strand was built without UCX (configure --with-ucx)", "STRAND_NET");
+#endif
+    }
+    config_error("%s must be tcp, ucx or auto", "STRAND_NET");
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -184,10 +211,10 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
         for (int r = p->first_rank; r < p->first_rank + p->nranks; r++)
             ranks[r] = proxy_create(r, p);
     }
-    ops = &net_tcp_ops;
-    char why[256];
+    ops = choose_module();
+    char why[400];
     if (ops->init(&job, why, sizeof why) != 0) {
-        char line[512];
+        char line[600];
         snprintf(line, sizeof line, "Strand MPI: node %d cannot start its %s network: %s\n", job.node,
                  ops->name, why);
         strand_job_abort(1, line);
@@ -230,9 +257,24 @@ void net_job_aborting(const char *message)
 /* ---- addressing: the static rule, then the store ---- */
 
 /* The job's store: PMI's key-value space under srun, else mpiexec's. */
-static int store_get(int node, const char *key, char *value, size_t len)
+bool net_store_available(void)
+{
+    return pmi_active() || net_kv_available();
+}
+
+int net_store_get(int node, const char *key, char *value, size_t len)
 {
     return pmi_active() ? pmi_get(node, key, value, len) : net_kv_get(key, value, len);
+}
+
+int net_store_put(const char *key, const char *value, char *why, size_t why_len)
+{
+    if (!pmi_active())
+        return net_kv_put(key, value, why, why_len);
+    if (pmi_put(key, value) == 0)
+        return 0;
+    snprintf(why, why_len, "cannot put %s in PMI's key-value space", key);
+    return -1;
 }
 
 /* Under PMI: this node's host goes to the key-value space, then the one
@@ -254,7 +296,7 @@ const char *net_peer_host(const struct net_peer *peer)
     if (job.hosts[peer->node] != NULL)
         return job.hosts[peer->node];
     snprintf(key, sizeof key, "host.%d", peer->node);
-    if (store_get(peer->node, key, value, sizeof value) == 1)
+    if (net_store_get(peer->node, key, value, sizeof value) == 1)
         job.hosts[peer->node] = strdup(value);
     return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
 }
@@ -269,7 +311,7 @@ void net_peer_refused(const struct net_peer *peer)
 {
     char key[32], value[32];
     snprintf(key, sizeof key, "port.%d", peer->node);
-    if (store_get(peer->node, key, value, sizeof value) == 1) {
+    if (net_store_get(peer->node, key, value, sizeof value) == 1) {
         long port = strtol(value, NULL, 10);
         if (port > 0 && port < 65536)
             moved_ports[peer->node] = (int)port;
@@ -278,7 +320,7 @@ void net_peer_refused(const struct net_peer *peer)
 
 bool net_port_fallback_allowed(void)
 {
-    return pmi_active() || net_kv_available();
+    return net_store_available();
 }
 
 int net_publish_port(int port, char *why, size_t why_len)
@@ -286,12 +328,7 @@ int net_publish_port(int port, char *why, size_t why_len)
     char key[32], value[32];
     snprintf(key, sizeof key, "port.%d", job.node);
     snprintf(value, sizeof value, "%d", port);
-    if (!pmi_active())
-        return net_kv_put(key, value, why, why_len);
-    if (pmi_put(key, value) == 0)
-        return 0;
-    snprintf(why, why_len, "cannot put %s in PMI's key-value space", key);
-    return -1;
+    return net_store_put(key, value, why, why_len);
 }
 
 static struct net_envelope envelope_of(const struct rank *dest, const struct message *m)

@@ -7,8 +7,8 @@
  *    where point-to-point leaves the local path (net_send_message), the
  *    delivery of arrived messages into the receiver's mailbox, and the
  *    progress thread;
- *  - one network module, chosen once at start (today: tcp.c), behind the
- *    const table `struct net_ops` below.
+ *  - one network module, chosen once at start (tcp.c, or ucx.c when built:
+ *    STRAND_NET, see net.c), behind the const table `struct net_ops` below.
  *
  * A job of N ranks on K node processes: node j hosts the world ranks
  * [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1 (the
@@ -20,7 +20,8 @@
  *    block in the kernel on a socket: these calls queue work for the
  *    progress thread (a wait-free queue) and wake it; a module may also
  *    write a small message itself with a non-blocking call when that keeps
- *    the order of messages (tcp.c does).
+ *    the order of messages (tcp.c does; ucx.c hands every frame to UCX's
+ *    non-blocking calls under one short lock).
  *  - One progress thread per node process runs ops->progress in a loop. It
  *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
  *    never calls an MPI entry point. It reads every socket, and it is the
@@ -154,6 +155,13 @@ struct net_ops {
 };
 
 extern const struct net_ops net_tcp_ops;
+#ifdef HAVE_UCX
+/* ucx.c: UCP active messages and rendezvous (src/net/README.md). */
+extern const struct net_ops net_ucx_ops;
+/* Main thread: whether this host has a network UCX drives better than the
+ * tcp module (an RDMA device); decides the default module. */
+bool net_ucx_fabric_present(void);
+#endif
 
 /* --- the layer (net.c) --- */
 
@@ -198,6 +206,16 @@ void net_peer_refused(const struct net_peer *peer);
  * net_publish_port returns 0, or -1 with the reason in why[why_len]. */
 bool net_port_fallback_allowed(void);
 int net_publish_port(int port, char *why, size_t why_len);
+/* The job's key-value store itself (PMI's under srun, else mpiexec's), for
+ * what a module cannot derive (the UCX module's worker addresses): whether
+ * there is one; put (main thread, in ops->init: under PMI before the
+ * job's one fence), 0 or -1 with the reason in why[why_len]; get `key`
+ * put by node `node` (any thread), 1 with the value in value[len], 0 when
+ * not (yet) there, -1 when the store cannot be reached. Keys and values:
+ * no spaces or newlines, a line of at most 500 bytes together. */
+bool net_store_available(void);
+int net_store_put(const char *key, const char *value, char *why, size_t why_len);
+int net_store_get(int node, const char *key, char *value, size_t len);
 
 /* The seam (called through pt2pt_deliver when dest->remote != NULL): same
  * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is

@@ -29,9 +29,13 @@
  *  RTS     message bytes     sender cookie      0          none
  *  CTS     sender cookie     receiver cookie    bytes wanted none
  *  DATA    receiver cookie   0                  0          the pulled bytes
- *  BYE     0                 0                  0          none
+ *  BYE     0, or 1: answer   0                  0          none
  *  CANCEL  sender cookie     0                  0          none (dest: receiving world rank)
  *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
+ *
+ * BYE with a = 1 answers a BYE: the UCX module closes its endpoints only
+ * once every peer it said goodbye to has answered (src/net/ucx.c); the tcp
+ * module sends a = 0 only.
  *
  * One-sided frames (RMA): the window is named by its id (`a`, agreed by
  * its members at MPI_Win_create) and two window ranks: `source`, the rank

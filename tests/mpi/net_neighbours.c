@@ -4,13 +4,34 @@
  * not one per pair of node processes. Run with one rank per node process
  * (mpiexec -n K --nodes K, K >= 3): after a ring exchange, each node process
  * holds at most 3 TCP sockets (listening, one it opened to its right
- * neighbour, one its left neighbour opened to it), counted in /proc/self/fd.
+ * neighbour, one its left neighbour opened to it): the descriptors of
+ * /proc/self/fd that are TCP sockets (their inodes in /proc/self/net/tcp or
+ * tcp6). The same holds over UCX (--net ucx with UCX_NET_DEVICES=lo): its
+ * tcp transport listens once and connects only to the peers messages go to
+ * (its other sockets, local Unix ones, are not counted).
  * Minimum ranks: 2 (with one node process it checks the data only).
  */
 #include <dirent.h>
 #include <unistd.h>
 
 #include "testutil.h"
+
+/* Whether socket inode `inode` is listed in the kernel's table `file`
+ * ("sl local remote st ... uid timeout inode": the 10th field). */
+static int in_table(const char *file, unsigned long inode)
+{
+    FILE *f = fopen(file, "r");
+    char line[512];
+    int found = 0;
+    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL) {
+        unsigned long ino;
+        if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &ino) == 1)
+            found = ino == inode;
+    }
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
 
 static int sockets_open(void)
 {
@@ -19,12 +40,14 @@ static int sockets_open(void)
     struct dirent *e;
     while (d != NULL && (e = readdir(d)) != NULL) {
         char path[300], target[64];
+        unsigned long inode;
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t len = readlink(path, target, sizeof target - 1);
-        if (len > 0) {
-            target[len] = '\0';
-            n += strncmp(target, "socket:", 7) == 0;
-        }
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (sscanf(target, "socket:[%lu]", &inode) == 1)
+            n += in_table("/proc/self/net/tcp", inode) || in_table("/proc/self/net/tcp6", inode);
     }
     if (d != NULL)
         closedir(d);
@@ -66,7 +89,7 @@ int main(int argc, char **argv)
     int sockets = sockets_open();
     if (argc > 1 && strcmp(argv[1], "one-rank-per-node") == 0)
         CHECK(sockets >= 1 && sockets <= 3,
-              "%d sockets open after a ring exchange (expected 1 to 3: listening, right, left)", sockets);
+              "%d TCP sockets open after a ring exchange (expected 1 to 3: listening, right, left)", sockets);
     /* Collecting the results talks to rank 0: not before everyone counted. */
     ring_barrier(rank, size);
     return tu_finish(errs);

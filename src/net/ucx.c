@@ -1,0 +1,1309 @@
+/* The UCX network module (net.h): UCP active messages carry the wire
+ * frames of wire.h, UCX's own rendezvous moves large messages, one UCP
+ * worker per node process sleeps on its event fd between events.
+ * src/net/README.md and doc/architecture.md say why it is built this way.
+ *
+ * Frames. Every frame is one active message (AM_ID) whose header is
+ * FRAME_HEADER_BYTES: the sending node's index and a sequence number
+ * (little-endian u32 each), then the 48-byte header of wire.h, checked by
+ * wire_decode_header like a TCP frame. Its data is the frame's payload
+ * (EAGER, RMA_*), sent with UCP_AM_SEND_FLAG_EAGER, or, for RTS, the whole
+ * message, sent with UCP_AM_SEND_FLAG_RNDV: the receiver gets the header
+ * and a descriptor, and pulls the data (ucp_am_recv_data_nbx) when a
+ * receive matches, so matching, MPI_ANY_SOURCE, probe and cancel stay in
+ * Strand's mailbox. UCX completes the send once the receiver has the data.
+ * CTS and DATA are not used: UCX's rendezvous replaces them.
+ *
+ * Endpoints. Node j creates its worker at start and puts the worker's
+ * address in the job's key-value store (`ucx.<j>`, hex, in chunks); a node
+ * fetches a peer's address when it first sends to it, creates an endpoint
+ * and sends HELLO on it first (with the reply flag, so the peer learns an
+ * endpoint back to us for its BYE). A node sends to a peer only on its own
+ * endpoint, so all its frames to that peer keep their order (one endpoint,
+ * one UCX active-message lane). The receiver checks the sequence numbers:
+ * UCP does not promise this order for active messages, it is what its
+ * transports do (its tag matching relies on the same), and a broken order
+ * ends the job rather than misordering messages.
+ *
+ * Threads. `ucx.lock` serializes the worker (UCS_THREAD_MODE_SERIALIZED)
+ * and every field of this module. Rank threads take it to send: a small
+ * eager frame to an open endpoint goes out from the rank thread at once
+ * (UCP's short path, UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), anything else is
+ * handed to UCX or queued under the lock. The progress thread takes it to
+ * progress the worker; UCX's callbacks then only record events. The
+ * upcalls those events need (delivery into mailboxes, one-sided serving,
+ * completions) run after the progress thread released the lock, so the
+ * lock is a leaf: nothing takes another lock while holding it, and an
+ * upcall may send (an RMA reply, a pull) like any rank thread. */
+#include <dirent.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../datatype/datatype.h"
+#include "net.h"
+#include "ucx_api.h"
+#include "wire.h"
+
+enum {
+    AM_ID = 1,                                  /* the one active-message handler */
+    FRAME_HEADER_BYTES = 8 + WIRE_HEADER_BYTES, /* node, sequence number, wire header */
+    RESOLVE_RETRY_MS = 20,
+    DEFAULT_CONNECT_TIMEOUT_S = 60,
+    BYE_ANSWER_TIMEOUT_S = 10,
+    ADDRESS_CHUNK_BYTES = 200,                  /* address bytes per key: 400 hex digits */
+    ADDRESS_MAX_BYTES = 64 << 10,
+    PROGRESS_ROUNDS = 16,                       /* worker progress calls between deliveries */
+};
+
+/* ---- state ---- */
+
+enum peer_state {
+    PEER_IDLE,          /* never sent to */
+    PEER_RESOLVING,     /* frames queued; the progress thread fetches its address */
+    PEER_OPEN,          /* `ep` exists: frames go straight to UCX */
+};
+
+struct rndv_send;
+
+/* A frame on its way: its header must live until UCX completes the send
+ * (UCP 1.13 may read it late), and so must an eager payload, copied here
+ * since the caller's buffer is free once send_eager returns. */
+struct outgoing {
+    struct outgoing *next;          /* the peer's queue while PEER_RESOLVING */
+    struct net_peer *peer;
+    struct rndv_send *rndv;         /* RTS: the send it announces (its data); NULL: eager */
+    unsigned flags;                 /* UCP_AM_SEND_FLAG_* besides EAGER/RNDV */
+    bool hello;                     /* the HELLO that opens the peer's endpoint */
+    size_t len;                     /* eager: payload bytes in data[] */
+    unsigned char header[FRAME_HEADER_BYTES];
+    unsigned char data[];
+};
+
+/* A rendezvous send from its RTS until UCX completed it (and, when it was
+ * cancelled, until the receiver said whether it withdrew it). */
+struct rndv_send {
+    struct rndv_send *prev, *next;  /* ucx.sends */
+    struct completion *done;
+    struct net_peer *peer;
+    uint64_t cookie;                /* names it in CANCEL/CANCELLED: never reused */
+    int dest;                       /* receiving world rank */
+    const void *data;               /* the user's buffer, or `packed` */
+    size_t bytes;
+    void *packed;                   /* a non-contiguous send's bytes */
+    struct outgoing *rts;
+    bool transferred;               /* UCX completed the send */
+    ucs_status_t status;
+    bool cancel_asked;
+    enum { ANSWER_NONE, ANSWER_WITHDRAWN, ANSWER_MATCHED } answer;
+};
+
+struct net_pull {                   /* a remote rendezvous message at the receiver */
+    struct net_peer *peer;
+    uint64_t sender_cookie;
+    struct net_envelope env;
+    void *desc;                     /* UCX's descriptor, until the pull starts */
+    struct strand_request *req;
+    size_t want;                    /* bytes the receive takes */
+    char *temp;                     /* non-contiguous or truncated receive: the data lands here */
+};
+
+struct ucx_peer {                   /* net_peer.transport; all under ucx.lock */
+    enum peer_state state;
+    ucp_ep_h ep;                    /* ours to it */
+    struct outgoing *head, *tail;   /* queued while PEER_RESOLVING */
+    uint32_t seq_out, seq_in;
+    bool hello_seen;                /* its HELLO arrived: its frames may follow */
+    bool said_bye;                  /* it ended cleanly: frames to it are dropped (but BYE's answer) */
+    bool awaiting_answer;           /* our BYE to it is not answered yet */
+    bool hello_sent;                /* our HELLO completed locally */
+    double retry_at, give_up_at;
+};
+
+/* What a UCX callback recorded for the progress thread to act on with the
+ * lock released. */
+enum event_kind { EV_FRAME, EV_PULL_DONE, EV_SEND_DONE, EV_FAILED, EV_BAD_FRAME };
+
+struct event {
+    struct event *next;
+    enum event_kind kind;
+    struct net_peer *peer;
+    struct wire_frame frame;        /* EV_FRAME */
+    void *data;                     /* EV_FRAME: payload (UCX's until released) or RTS descriptor */
+    bool owned;                     /* data was copied (free, not ucp_am_data_release) */
+    struct net_pull *pull;          /* EV_PULL_DONE */
+    struct outgoing *sent;          /* EV_SEND_DONE */
+    ucs_status_t status;
+    const char *why;                /* EV_BAD_FRAME, EV_FAILED */
+};
+
+static struct {
+    const struct net_job *job;
+    struct wire_limits limits;
+    struct lite_lock lock;          /* the worker and everything below */
+    ucp_context_h context;
+    ucp_worker_h worker;
+    int efd;
+    ucp_err_handling_mode_t err_mode;
+    struct ucx_peer *peers;
+    struct event *events, **events_tail;
+    struct rndv_send *sends;
+    long in_flight;                 /* eager sends UCX has not completed */
+    int connecting;                 /* peers PEER_RESOLVING, or PEER_OPEN before HELLO completed */
+    double connect_timeout;
+    atomic_uint_fast64_t next_cookie;
+    bool kicked;                    /* work for the progress thread since it last looked */
+    atomic_bool asleep;             /* the progress thread may be in poll() */
+    atomic_bool stopping;
+    bool bye_sent;
+    int awaiting;                   /* peers with awaiting_answer */
+    double bye_deadline;
+} ucx = { .lock = LITE_LOCK_INIT };
+
+static struct net_peer unknown_peer = { .node = -1 };
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static _Noreturn void out_of_memory(void)
+{
+    strand_job_abort(1, "Strand MPI: out of memory in the UCX network module\n");
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The UCX settings a failure message names. */
+static void describe_settings(char *out, size_t len)
+{
+    const char *tls = getenv("UCX_TLS"), *devices = getenv("UCX_NET_DEVICES");
+    snprintf(out, len, "UCX_TLS=%s, UCX_NET_DEVICES=%s", tls != NULL ? tls : "(unset: all)",
+             devices != NULL ? devices : "(unset: all)");
+}
+
+/* ---- events (recorded under the lock, run without it) ---- */
+
+static struct event *event_push(enum event_kind kind, struct net_peer *peer)
+{
+    struct event *ev = calloc(1, sizeof *ev);
+    if (ev == NULL)
+        out_of_memory();
+    ev->kind = kind;
+    ev->peer = peer;
+    *ucx.events_tail = ev;
+    ucx.events_tail = &ev->next;
+    return ev;
+}
+
+static struct event *events_take(void)
+{
+    struct event *all = ucx.events;
+    ucx.events = NULL;
+    ucx.events_tail = &ucx.events;
+    return all;
+}
+
+/* Any thread, under the lock: releases it, and when `work` (the thread
+ * queued a frame, pushed an event, or left UCX a request to progress)
+ * makes sure the progress thread looks again. It does unless it already
+ * armed the worker and announced its sleep (both under the lock): `kicked`
+ * stops it from arming, the signal wakes it from poll(). The worker's event
+ * fd alone would not do: a request another thread started may need a
+ * progress call before any descriptor becomes readable. */
+static void unlock_and_kick(bool work)
+{
+    if (work)
+        ucx.kicked = true;
+    lite_unlock(&ucx.lock);
+    if (work && atomic_exchange(&ucx.asleep, false))
+        UCP(ucp_worker_signal)(ucx.worker);
+}
+
+static void bad_frame(struct net_peer *peer, const char *why)
+{
+    event_push(EV_BAD_FRAME, peer)->why = why;
+}
+
+/* ---- sending (under the lock) ---- */
+
+static struct outgoing *outgoing_new(struct net_peer *peer, const struct wire_frame *f, size_t len)
+{
+    struct outgoing *o = malloc(sizeof *o + len);
+    if (o == NULL)
+        return NULL;
+    *o = (struct outgoing){ .peer = peer, .len = len };
+    put32(o->header, (uint32_t)ucx.job->node);
+    put32(o->header + 4, 0);    /* the sequence number is set when it is sent */
+    wire_encode_header(o->header + 8, f);
+    return o;
+}
+
+/* UCX completed an eager frame (request NULL: at once, in the call). */
+static void eager_sent(void *request, ucs_status_t status, void *user_data)
+{
+    struct outgoing *o = user_data;
+    struct ucx_peer *ps = o->peer->transport;
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    ucx.in_flight--;
+    if (status != UCS_OK) {
+        struct event *ev = event_push(EV_FAILED, o->peer);
+        ev->status = status;
+        ev->why = o->hello ? "cannot connect to it" : "a send failed";
+    } else if (o->hello) {
+        ps->hello_sent = true;
+        ucx.connecting--;
+    }
+    free(o);
+}
+
+static void rndv_sent(void *request, ucs_status_t status, void *user_data)
+{
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    struct outgoing *o = user_data;
+    struct event *ev = event_push(EV_SEND_DONE, o->peer);
+    ev->sent = o;
+    ev->status = status;
+}
+
+/* Hands one frame to UCX on the peer's endpoint (PEER_OPEN). Returns
+ * true when it left a request or an event for the progress thread. */
+static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
+{
+    put32(o->header + 4, ps->seq_out++);
+    struct rndv_send *s = o->rndv;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = o->flags | (s != NULL ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER),
+        .cb.send = s != NULL ? rndv_sent : eager_sent,
+        .user_data = o,
+    };
+    void *r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->data,
+                                   s != NULL ? s->bytes : o->len, &param);
+    if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+        if (s == NULL)
+            ucx.in_flight++;
+        return true;
+    }
+    /* Done at once, or failed at once: the callback is not called. */
+    ucs_status_t status = UCS_PTR_STATUS(r);
+    if (s != NULL) {
+        struct event *ev = event_push(EV_SEND_DONE, o->peer);
+        ev->sent = o;
+        ev->status = status;
+        return true;
+    }
+    ucx.in_flight++;
+    eager_sent(NULL, status, o);
+    return status != UCS_OK;
+}
+
+static void start_resolving(struct net_peer *peer, struct ucx_peer *ps)
+{
+    ps->state = PEER_RESOLVING;
+    ps->retry_at = 0;
+    ps->give_up_at = now_seconds() + ucx.connect_timeout;
+    ucx.connecting++;
+}
+
+/* A frame for `peer`: sent, queued until its endpoint exists, or dropped
+ * (the peer ended). Returns true when the progress thread must act. */
+static bool outgoing_submit(struct outgoing *o)
+{
+    struct ucx_peer *ps = o->peer->transport;
+    if (ps->said_bye && o->header[8 + 3] != WIRE_BYE) {
+        if (o->rndv != NULL) {
+            /* Nothing can receive it any more (the program is erroneous):
+             * completed rather than left hanging. */
+            event_push(EV_SEND_DONE, o->peer)->sent = o;
+            return true;
+        }
+        free(o);
+        return false;
+    }
+    switch (ps->state) {
+    case PEER_OPEN:
+        return outgoing_send(ps, o);
+    case PEER_IDLE:
+        start_resolving(o->peer, ps);
+        /* fall through */
+    case PEER_RESOLVING:
+        o->next = NULL;
+        if (ps->tail == NULL)
+            ps->head = o;
+        else
+            ps->tail->next = o;
+        ps->tail = o;
+        return true;
+    }
+    return false;
+}
+
+/* The shortcut: a small contiguous eager frame to an open endpoint leaves
+ * from the calling thread, straight from the caller's buffer, if UCX can
+ * complete it at once (its short protocol). */
+static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *data, size_t len)
+{
+    if (ps->state != PEER_OPEN)
+        return false;
+    put32(header + 4, ps->seq_out);
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    if (UCP(ucp_am_send_nbx)(ps->ep, AM_ID, header, FRAME_HEADER_BYTES, data, len, &param) != NULL)
+        return false;       /* not at once (or an error, which the queued path reports) */
+    ps->seq_out++;
+    return true;
+}
+
+/* Takes the lock, submits, wakes the progress thread if needed. */
+static void submit(struct outgoing *o)
+{
+    lite_lock(&ucx.lock);
+    unlock_and_kick(outgoing_submit(o));
+}
+
+static struct wire_frame envelope_frame(enum wire_type type, const struct net_envelope *env)
+{
+    return (struct wire_frame){
+        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
+        .dest = (uint32_t)env->dest, .a = env->bytes,
+    };
+}
+
+/* ---- entries called by rank threads ---- */
+
+static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
+                          MPI_Datatype type)
+{
+    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
+    f.payload_len = (uint32_t)env->bytes;
+    if (type->contiguous) {
+        unsigned char header[FRAME_HEADER_BYTES];
+        put32(header, (uint32_t)ucx.job->node);
+        wire_encode_header(header + 8, &f);
+        lite_lock(&ucx.lock);
+        bool sent = send_now(peer->transport, header, (const char *)buf + type->lb, env->bytes);
+        lite_unlock(&ucx.lock);
+        if (sent)
+            return MPI_SUCCESS;
+    }
+    struct outgoing *o = outgoing_new(peer, &f, env->bytes);
+    if (o == NULL)
+        return MPI_ERR_NO_MEM;
+    dt_pack(o->data, buf, (size_t)count, type);
+    submit(o);
+    return MPI_SUCCESS;
+}
+
+static int ucx_send_rendezvous(struct net_peer *peer, const struct net_envelope *env, const void *buf,
+                               int count, MPI_Datatype type, struct completion *done)
+{
+    struct rndv_send *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return MPI_ERR_NO_MEM;
+    s->done = done;
+    s->peer = peer;
+    s->dest = env->dest;
+    s->bytes = env->bytes;
+    s->cookie = atomic_fetch_add(&ucx.next_cookie, 1);
+    if (type->contiguous) {
+        s->data = (const char *)buf + type->lb;
+    } else {
+        /* Packed now: UCX reads contiguous bytes (the buffer is the
+         * user's until the send completes anyway). */
+        s->packed = malloc(s->bytes > 0 ? s->bytes : 1);
+        if (s->packed == NULL) {
+            free(s);
+            return MPI_ERR_NO_MEM;
+        }
+        dt_pack(s->packed, buf, (size_t)count, type);
+        s->data = s->packed;
+    }
+    struct wire_frame f = envelope_frame(WIRE_RTS, env);
+    f.b = s->cookie;
+    s->rts = outgoing_new(peer, &f, 0);
+    if (s->rts == NULL) {
+        free(s->packed);
+        free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    s->rts->rndv = s;
+    lite_lock(&ucx.lock);
+    s->next = ucx.sends;
+    if (ucx.sends != NULL)
+        ucx.sends->prev = s;
+    ucx.sends = s;
+    unlock_and_kick(outgoing_submit(s->rts));
+    return MPI_SUCCESS;
+}
+
+static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    (void)length;
+    UCP(ucp_request_free)(request);
+    struct net_pull *p = user_data;
+    struct event *ev = event_push(EV_PULL_DONE, p->peer);
+    ev->pull = p;
+    ev->status = status;
+}
+
+static void ucx_pull(struct net_pull *p, struct strand_request *req)
+{
+    p->req = req;
+    size_t capacity = (size_t)req->count * req->type->size;
+    p->want = p->env.bytes < capacity ? p->env.bytes : capacity;
+    void *dst;
+    if (req->type->contiguous && capacity >= p->env.bytes) {
+        dst = (char *)req->buf + req->type->lb;
+    } else {
+        /* UCX receives whole messages only: a truncated or non-contiguous
+         * receive takes the data through a temporary. */
+        p->temp = malloc(p->env.bytes > 0 ? p->env.bytes : 1);
+        if (p->temp == NULL)
+            out_of_memory();
+        dst = p->temp;
+    }
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.recv_am = pull_received,
+        .user_data = p,
+    };
+    lite_lock(&ucx.lock);
+    void *r = UCP(ucp_am_recv_data_nbx)(ucx.worker, p->desc, dst, p->env.bytes, &param);
+    p->desc = NULL;     /* UCX's from now on */
+    if (r == NULL || UCS_PTR_IS_ERR(r)) {
+        struct event *ev = event_push(EV_PULL_DONE, p->peer);
+        ev->pull = p;
+        ev->status = UCS_PTR_STATUS(r);
+    }
+    unlock_and_kick(true);
+}
+
+static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
+{
+    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                            .a = r->window, .b = r->b, .c = r->c };
+    struct outgoing *o = outgoing_new(peer, &f, payload_len);
+    if (o == NULL) {
+        free(payload);
+        return MPI_ERR_NO_MEM;
+    }
+    if (payload_len > 0)
+        memcpy(o->data, payload, payload_len);
+    free(payload);
+    submit(o);
+    return MPI_SUCCESS;
+}
+
+static void ucx_cancel_send(struct net_peer *peer, struct completion *done)
+{
+    lite_lock(&ucx.lock);
+    struct rndv_send *s = ucx.sends;
+    while (s != NULL && s->done != done)
+        s = s->next;
+    bool wake = false;
+    if (s != NULL && !s->transferred && !s->cancel_asked) {
+        struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = s->cookie };
+        struct outgoing *o = outgoing_new(peer, &f, 0);
+        if (o == NULL)
+            out_of_memory();
+        s->cancel_asked = true;
+        wake = outgoing_submit(o);
+    }
+    /* Not found or already transferred: the send completes as usual. */
+    unlock_and_kick(wake);
+}
+
+/* ---- arrivals (UCX callbacks, progress thread, under the lock) ---- */
+
+/* Checks the frame header and the sender's sequence; returns the reason
+ * it is unacceptable, or NULL with *f filled. */
+static const char *frame_check(struct net_peer *from, const unsigned char *header, size_t length, bool rndv,
+                               const ucp_am_recv_param_t *param, struct wire_frame *f)
+{
+    struct ucx_peer *ps = from->transport;
+    const char *why = NULL;
+    if (wire_decode_header(header + 8, WIRE_HEADER_BYTES, &ucx.limits, f, &why) != WIRE_OK)
+        return why;
+    uint32_t seq = get32(header + 4);
+    if (f->type == WIRE_HELLO) {
+        if (ps->hello_seen || (int)f->b != from->node)
+            return "unexpected HELLO";
+        ps->hello_seen = true;
+        ps->seq_in = seq + 1;
+    } else if (f->type == WIRE_BYE && f->a == 1) {
+        /* The answer to our BYE comes back on our own endpoint: no sequence. */
+    } else if (!ps->hello_seen) {
+        return "a frame before HELLO";
+    } else if (seq != ps->seq_in++) {
+        return "frames out of order (UCX did not keep the order of active messages)";
+    }
+    if (f->type == WIRE_CTS || f->type == WIRE_DATA)
+        return "CTS or DATA frame (not used over UCX)";
+    if (f->type == WIRE_BYE && f->a == 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP))
+        return "BYE without an endpoint to answer on";
+    if (rndv != (f->type == WIRE_RTS))
+        return rndv ? "rendezvous data for a frame that is not RTS" : "RTS without rendezvous data";
+    if (rndv ? length != f->a : length != f->payload_len)
+        return "data size differs from the frame's";
+    return NULL;
+}
+
+/* BYE a = 0: the peer's ranks all ended; it waits for our answer (BYE
+ * a = 1) before it closes its endpoints, so that nothing it sent is still
+ * unread here when its connections close (UCX's tcp transport shares one
+ * socket for both directions, and a socket closed with unread data resets
+ * the connection, which throws away what the other side has not read yet).
+ * Everything it sent before has been read: UCX keeps the data of the
+ * events not run yet. So the answer goes now, on the endpoint UCX gives
+ * for replies (valid in this callback only), and the goodbye is recorded
+ * now: the end of its connection may be reported in this same progress call. */
+static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *f, ucp_ep_h reply_ep)
+{
+    struct ucx_peer *ps = from->transport;
+    if (f->a == 0) {
+        ps->said_bye = true;
+        struct wire_frame answer = { .type = WIRE_BYE, .a = 1 };
+        struct outgoing *o = outgoing_new(from, &answer, 0);
+        if (o == NULL)
+            out_of_memory();
+        ucp_request_param_t param = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+            .flags = UCP_AM_SEND_FLAG_EAGER, .cb.send = eager_sent, .user_data = o,
+        };
+        ucx.in_flight++;
+        void *r = UCP(ucp_am_send_nbx)(reply_ep, AM_ID, o->header, FRAME_HEADER_BYTES, NULL, 0, &param);
+        if (r == NULL || UCS_PTR_IS_ERR(r))
+            eager_sent(NULL, UCS_OK, o);    /* sent, or it is gone already: nothing to report */
+    } else if (ps->awaiting_answer) {
+        ps->awaiting_answer = false;
+        ucx.awaiting--;
+    } else {
+        bad_frame(from, "an answer to a BYE that was not sent");
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t frame_arrived(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                  const ucp_am_recv_param_t *param)
+{
+    (void)arg;
+    bool rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    uint32_t node = header_length == FRAME_HEADER_BYTES ? get32(header) : UINT32_MAX;
+    if (node >= (uint32_t)ucx.job->nnodes || (int)node == ucx.job->node) {
+        bad_frame(&unknown_peer, "a frame header naming no other node process");
+        return UCS_OK;
+    }
+    struct net_peer *from = &ucx.job->peers[node];
+    struct wire_frame f;
+    const char *why = frame_check(from, header, length, rndv, param, &f);
+    if (why != NULL) {
+        bad_frame(from, why);
+        return UCS_OK;
+    }
+    if (f.type == WIRE_BYE)
+        return bye_arrived(from, &f, param->reply_ep);
+    if (f.type == WIRE_HELLO)
+        return UCS_OK;
+    struct event *ev = event_push(EV_FRAME, from);
+    ev->frame = f;
+    if (rndv || length == 0) {
+        ev->data = rndv ? data : NULL;
+        return rndv ? UCS_INPROGRESS : UCS_OK;
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        ev->data = data;        /* UCX keeps it until ucp_am_data_release */
+        return UCS_INPROGRESS;
+    }
+    /* (Not expected with UCP_AM_FLAG_PERSISTENT_DATA.) */
+    ev->data = malloc(length);
+    if (ev->data == NULL)
+        out_of_memory();
+    memcpy(ev->data, data, length);
+    ev->owned = true;
+    return UCS_OK;
+}
+
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    struct event *ev = event_push(EV_FAILED, arg);
+    ev->status = status;
+    ev->why = "its endpoint failed";
+}
+
+/* ---- events (progress thread, lock released) ---- */
+
+static bool peer_ended(struct net_peer *peer)
+{
+    lite_lock(&ucx.lock);
+    bool ended = ((struct ucx_peer *)peer->transport)->said_bye || atomic_load(&ucx.stopping);
+    lite_unlock(&ucx.lock);
+    return ended;
+}
+
+static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t status)
+{
+    char text[300], settings[160];
+    describe_settings(settings, sizeof settings);
+    snprintf(text, sizeof text, "UCX: %s: %s (%s)", what, UCP(ucs_status_string)(status), settings);
+    net_peer_lost(peer, text);
+}
+
+static struct net_envelope envelope_of(const struct wire_frame *f)
+{
+    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
+}
+
+struct withdraw_key {
+    struct net_peer *peer;
+    uint64_t cookie;
+};
+
+static bool pull_is(const struct net_pull *p, const void *arg)
+{
+    const struct withdraw_key *k = arg;
+    return p->peer == k->peer && p->sender_cookie == k->cookie;
+}
+
+/* The sender cancels: withdraw its message if no receive matched it. A
+ * withdrawn message's descriptor is released, which completes the send at
+ * UCX's level; CANCELLED tells the sender which of the two it was. */
+static void answer_cancel(struct net_peer *from, const struct wire_frame *f)
+{
+    struct withdraw_key key = { from, f->a };
+    struct net_pull *p = mailbox_withdraw_remote(strand_node.ranks[f->dest], pull_is, &key);
+    struct wire_frame r = { .type = WIRE_CANCELLED, .a = f->a, .b = p != NULL };
+    struct outgoing *o = outgoing_new(from, &r, 0);
+    if (o == NULL)
+        out_of_memory();
+    lite_lock(&ucx.lock);
+    if (p != NULL)
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);
+    unlock_and_kick(outgoing_submit(o));
+    free(p);
+}
+
+static void rndv_unlink(struct rndv_send *s)
+{
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        ucx.sends = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+}
+
+/* A rendezvous send is over once UCX completed it and, if it was
+ * cancelled, the receiver answered. Under the lock: true when it is over
+ * (and unlinked). */
+static bool rndv_over(struct rndv_send *s)
+{
+    if (!s->transferred || (s->cancel_asked && s->answer == ANSWER_NONE))
+        return false;
+    rndv_unlink(s);
+    return true;
+}
+
+static void rndv_finish(struct rndv_send *s)
+{
+    if (s->status != UCS_OK && !peer_ended(s->peer))
+        lost(s->peer, "a rendezvous send failed", s->status);
+    if (s->answer == ANSWER_WITHDRAWN)
+        pt2pt_send_cancelled(s->done);
+    else
+        completion_signal(s->done);
+    free(s->packed);
+    free(s->rts);
+    free(s);
+}
+
+static void cancel_answered(struct net_peer *from, const struct wire_frame *f)
+{
+    lite_lock(&ucx.lock);
+    struct rndv_send *s = ucx.sends;
+    while (s != NULL && (s->cookie != f->a || s->peer != from || !s->cancel_asked))
+        s = s->next;
+    if (s != NULL)
+        s->answer = f->b ? ANSWER_WITHDRAWN : ANSWER_MATCHED;
+    bool over = s != NULL && rndv_over(s);
+    lite_unlock(&ucx.lock);
+    if (s == NULL)
+        net_peer_lost(from, "malformed frame: CANCELLED for an unknown message");
+    if (over)
+        rndv_finish(s);
+}
+
+static void send_done(struct event *ev)
+{
+    struct rndv_send *s = ev->sent->rndv;
+    lite_lock(&ucx.lock);
+    s->transferred = true;
+    s->status = ev->status;
+    bool over = rndv_over(s);
+    lite_unlock(&ucx.lock);
+    if (over)
+        rndv_finish(s);
+}
+
+static void pull_done(struct net_pull *p, ucs_status_t status)
+{
+    if (status != UCS_OK) {
+        if (!peer_ended(p->peer))
+            lost(p->peer, "receiving a large message failed", status);
+        free(p->temp);  /* its sender ended: nothing can complete it */
+        free(p);
+        return;
+    }
+    struct strand_request *req = p->req;
+    size_t copied = p->want;
+    if (p->temp != NULL) {
+        if (req->type->contiguous)
+            memcpy((char *)req->buf + req->type->lb, p->temp, p->want);
+        else
+            copied = dt_unpack(req->buf, (size_t)req->count, req->type, p->temp, p->want);
+        free(p->temp);
+    }
+    mailbox_receive_complete(req, p->env.source, p->env.tag, p->env.bytes, copied);
+    free(p);
+}
+
+static void frame_run(struct event *ev)
+{
+    const struct wire_frame *f = &ev->frame;
+    if (wire_is_rma(f->type)) {
+        if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
+            const char *why = wire_check_rma_blocks(f, ev->data, &ucx.limits);
+            if (why != NULL) {
+                char what[200];
+                snprintf(what, sizeof what, "malformed frame: %s", why);
+                net_peer_lost(ev->peer, what);
+            }
+        }
+        net_rma_arrived(ev->peer, f, ev->data);
+        return;
+    }
+    switch (f->type) {
+    case WIRE_EAGER: {
+        struct net_envelope env = envelope_of(f);
+        net_arrived_eager(&env, ev->data);
+        return;
+    }
+    case WIRE_RTS: {
+        struct net_pull *p = calloc(1, sizeof *p);
+        if (p == NULL)
+            out_of_memory();
+        p->peer = ev->peer;
+        p->sender_cookie = f->b;
+        p->env = envelope_of(f);
+        p->desc = ev->data;
+        ev->data = NULL;        /* the pull's now */
+        net_arrived_rendezvous(&p->env, p);
+        return;
+    }
+    case WIRE_CANCEL:
+        answer_cancel(ev->peer, f);
+        return;
+    case WIRE_CANCELLED:
+        cancel_answered(ev->peer, f);
+        return;
+    default:
+        return;
+    }
+}
+
+static void event_run(struct event *ev)
+{
+    switch (ev->kind) {
+    case EV_FRAME:
+        frame_run(ev);
+        return;
+    case EV_PULL_DONE:
+        pull_done(ev->pull, ev->status);
+        return;
+    case EV_SEND_DONE:
+        send_done(ev);
+        return;
+    case EV_FAILED:
+        if (!peer_ended(ev->peer))
+            lost(ev->peer, ev->why, ev->status);
+        return;
+    case EV_BAD_FRAME: {
+        char what[200];
+        snprintf(what, sizeof what, "malformed frame: %s", ev->why);
+        net_peer_lost(ev->peer, what);
+    }
+    }
+}
+
+/* Runs the events in order, then gives UCX back the payloads they used. */
+static void events_run(struct event *list)
+{
+    for (struct event *ev = list; ev != NULL; ev = ev->next)
+        event_run(ev);
+    lite_lock(&ucx.lock);
+    for (struct event *ev = list; ev != NULL; ev = ev->next)
+        if (ev->kind == EV_FRAME && ev->data != NULL && !ev->owned)
+            UCP(ucp_am_data_release)(ucx.worker, ev->data);
+    lite_unlock(&ucx.lock);
+    while (list != NULL) {
+        struct event *next = list->next;
+        if (list->owned)
+            free(list->data);
+        free(list);
+        list = next;
+    }
+}
+
+/* ---- addresses in the key-value store ---- */
+
+/* `ucx.<j>` holds "LENGTH:HEX" with the first ADDRESS_CHUNK_BYTES bytes,
+ * `ucx.<j>.<k>` the k-th further chunk: each fits a store line (and PMI-2's
+ * value limit). */
+static int publish_address(const unsigned char *addr, size_t len, char *why, size_t why_len)
+{
+    char key[48], value[2 * ADDRESS_CHUNK_BYTES + 32];
+    for (size_t k = 0, off = 0; off < len || k == 0; k++, off += ADDRESS_CHUNK_BYTES) {
+        size_t n = len - off < ADDRESS_CHUNK_BYTES ? len - off : ADDRESS_CHUNK_BYTES;
+        int at = 0;
+        if (k == 0) {
+            snprintf(key, sizeof key, "ucx.%d", ucx.job->node);
+            at = snprintf(value, sizeof value, "%zu:", len);
+        } else {
+            snprintf(key, sizeof key, "ucx.%d.%zu", ucx.job->node, k);
+        }
+        for (size_t i = 0; i < n; i++)
+            at += snprintf(value + at, sizeof value - (size_t)at, "%02x", addr[off + i]);
+        if (net_store_put(key, value, why, why_len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool unhex(const char *text, size_t n, unsigned char *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(text + 2 * i, "%2x", &v) != 1 || strchr("0123456789abcdef", text[2 * i]) == NULL ||
+            strchr("0123456789abcdef", text[2 * i + 1]) == NULL)
+            return false;
+        out[i] = (unsigned char)v;
+    }
+    return true;
+}
+
+/* Progress thread, without the lock: 1 with the peer's address in *addr
+ * (malloc'd), 0 when it is not in the store yet, -1 on a malformed entry
+ * or an unreachable store (the reason in *why). */
+static int fetch_address(const struct net_peer *peer, unsigned char **addr, size_t *len, const char **why)
+{
+    char key[48], value[2 * ADDRESS_CHUNK_BYTES + 32];
+    snprintf(key, sizeof key, "ucx.%d", peer->node);
+    int rc = net_store_get(peer->node, key, value, sizeof value);
+    if (rc <= 0) {
+        *why = "the key-value store cannot be reached";
+        return rc;
+    }
+    char *hex;
+    unsigned long total = strtoul(value, &hex, 10);
+    *why = "its UCX address in the key-value store is malformed";
+    if (*hex != ':' || total == 0 || total > ADDRESS_MAX_BYTES)
+        return -1;
+    hex++;
+    unsigned char *out = malloc(total);
+    if (out == NULL)
+        out_of_memory();
+    for (size_t k = 0, off = 0; off < total; k++, off += ADDRESS_CHUNK_BYTES) {
+        size_t n = total - off < ADDRESS_CHUNK_BYTES ? total - off : ADDRESS_CHUNK_BYTES;
+        if (k > 0) {
+            snprintf(key, sizeof key, "ucx.%d.%zu", peer->node, k);
+            if (net_store_get(peer->node, key, value, sizeof value) != 1) {
+                free(out);
+                return -1;
+            }
+            hex = value;
+        }
+        if (strlen(hex) != 2 * n || !unhex(hex, n, out + off)) {
+            free(out);
+            return -1;
+        }
+    }
+    *addr = out;
+    *len = total;
+    return 1;
+}
+
+/* Under the lock: the peer's endpoint from its address, HELLO first, then
+ * every queued frame. NULL, or why it failed. */
+static const char *peer_open(struct net_peer *peer, const unsigned char *addr, ucs_status_t *status)
+{
+    struct ucx_peer *ps = peer->transport;
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = (const ucp_address_t *)addr,
+        .err_mode = ucx.err_mode,
+        .err_handler = { ep_failed, peer },
+    };
+    *status = UCP(ucp_ep_create)(ucx.worker, &params, &ps->ep);
+    if (*status != UCS_OK)
+        return "cannot create an endpoint to it";
+    const struct net_job *job = ucx.job;
+    struct wire_frame hello = { .type = WIRE_HELLO, .a = job->job_id, .b = (uint64_t)job->node,
+                                .c = (uint64_t)job->nnodes };
+    struct outgoing *o = outgoing_new(peer, &hello, 0);
+    if (o == NULL)
+        out_of_memory();
+    o->hello = true;
+    ps->state = PEER_OPEN;
+    outgoing_send(ps, o);
+    while (ps->head != NULL) {
+        struct outgoing *next = ps->head->next;
+        outgoing_send(ps, ps->head);
+        ps->head = next;
+    }
+    ps->tail = NULL;
+    return NULL;
+}
+
+/* The progress thread: fetches the addresses of peers with queued frames,
+ * opens their endpoints, and watches HELLOs that do not complete (a
+ * transport that cannot reach the peer may never say so). Lowers
+ * *wait_ms to the next retry. */
+static void resolve_peers(int *wait_ms)
+{
+    double now = now_seconds();
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct net_peer *peer = &ucx.job->peers[j];
+        struct ucx_peer *ps = peer->transport;
+        lite_lock(&ucx.lock);
+        enum peer_state state = ps->state;
+        bool due = state == PEER_RESOLVING && now >= ps->retry_at;
+        bool stuck = (state == PEER_RESOLVING || (state == PEER_OPEN && !ps->hello_sent)) && now > ps->give_up_at;
+        double retry_at = ps->retry_at, give_up_at = ps->give_up_at;
+        lite_unlock(&ucx.lock);
+        if (stuck) {
+            char what[200];
+            snprintf(what, sizeof what,
+                     state == PEER_OPEN ? "no UCX connection to it after %.0f s"
+                                        : "its UCX address is not in the key-value store after %.0f s "
+                                          "(does it use the tcp module? see STRAND_NET)",
+                     ucx.connect_timeout);
+            lost(peer, what, UCS_ERR_TIMED_OUT);
+        }
+        if (state == PEER_OPEN && !ps->hello_sent) {
+            int ms = (int)((give_up_at - now) * 1e3) + 1;
+            if (*wait_ms < 0 || ms < *wait_ms)
+                *wait_ms = ms;
+        }
+        if (state != PEER_RESOLVING)
+            continue;
+        if (!due) {
+            int ms = (int)((retry_at - now) * 1e3) + 1;
+            if (*wait_ms < 0 || ms < *wait_ms)
+                *wait_ms = ms;
+            continue;
+        }
+        unsigned char *addr = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+        int rc = fetch_address(peer, &addr, &len, &why);
+        if (rc < 0)
+            lost(peer, why, UCS_ERR_INVALID_ADDR);
+        ucs_status_t status = UCS_OK;
+        lite_lock(&ucx.lock);
+        if (rc == 0)
+            ps->retry_at = now + RESOLVE_RETRY_MS * 1e-3;
+        else
+            why = peer_open(peer, addr, &status);
+        lite_unlock(&ucx.lock);
+        free(addr);
+        if (why != NULL && rc == 1)
+            lost(peer, why, status);
+        if (rc == 0 && (*wait_ms < 0 || *wait_ms > RESOLVE_RETRY_MS))
+            *wait_ms = RESOLVE_RETRY_MS;
+    }
+}
+
+/* ---- the progress thread ---- */
+
+/* Under the lock, once nothing is queued or in flight: BYE to every peer
+ * that talked with us and has not said BYE itself, on our own endpoint to
+ * it (opened now if it only ever sent to us: an endpoint UCX made for its
+ * messages is not ours to keep). */
+static void say_bye(void)
+{
+    struct wire_frame bye = { .type = WIRE_BYE };
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct net_peer *peer = &ucx.job->peers[j];
+        struct ucx_peer *ps = peer->transport;
+        if (j == ucx.job->node || ps->said_bye || (ps->state == PEER_IDLE && !ps->hello_seen))
+            continue;
+        struct outgoing *o = outgoing_new(peer, &bye, 0);
+        if (o == NULL)
+            out_of_memory();
+        o->flags = UCP_AM_SEND_FLAG_REPLY;
+        outgoing_submit(o);
+        ps->awaiting_answer = true;
+        ucx.awaiting++;
+    }
+    ucx.bye_sent = true;
+    ucx.bye_deadline = now_seconds() + BYE_ANSWER_TIMEOUT_S;
+}
+
+/* Progress thread, stopping: true once every BYE we sent was answered (or
+ * the answers took too long: a peer that died or reads nothing). */
+static bool shutdown_done(void)
+{
+    lite_lock(&ucx.lock);
+    if (!ucx.bye_sent && ucx.connecting == 0 && ucx.in_flight == 0)
+        say_bye();
+    bool done = ucx.bye_sent && ((ucx.awaiting == 0 && ucx.in_flight == 0 && ucx.connecting == 0) ||
+                                 now_seconds() > ucx.bye_deadline);
+    lite_unlock(&ucx.lock);
+    return done;
+}
+
+static bool ucx_progress(int timeout_ms)
+{
+    for (;;) {
+        lite_lock(&ucx.lock);
+        ucx.kicked = false;
+        for (int i = 0; i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0; i++)
+            ;
+        struct event *events = events_take();
+        bool connecting = ucx.connecting > 0;
+        lite_unlock(&ucx.lock);
+        if (events != NULL) {
+            events_run(events);
+            continue;
+        }
+        int wait_ms = timeout_ms;
+        if (connecting)
+            resolve_peers(&wait_ms);
+        if (atomic_load(&ucx.stopping)) {
+            if (shutdown_done())
+                return false;
+            if (wait_ms < 0 || wait_ms > 10)
+                wait_ms = 10;
+        }
+        /* Arm, then announce the sleep under the lock: a thread that hands
+         * UCX or us work after we unlock sees `asleep` and signals. */
+        lite_lock(&ucx.lock);
+        ucs_status_t status = ucx.events != NULL || ucx.kicked ? UCS_ERR_BUSY : UCP(ucp_worker_arm)(ucx.worker);
+        if (status == UCS_OK)
+            atomic_store(&ucx.asleep, true);
+        lite_unlock(&ucx.lock);
+        if (status == UCS_ERR_BUSY)
+            continue;
+        if (status != UCS_OK)
+            lost(&unknown_peer, "cannot arm the worker's event file descriptor", status);
+        struct pollfd pfd = { .fd = ucx.efd, .events = POLLIN };
+        poll(&pfd, 1, wait_ms);
+        atomic_store(&ucx.asleep, false);
+        return true;
+    }
+}
+
+/* ---- setup and teardown (main thread) ---- */
+
+/* Whether UCX offers a transport that leaves this host (anything but
+ * shared memory, self and device copies), read from its own description
+ * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE").
+ * Endpoints ask for peer-failure reports only then: UCX 1.13's
+ * shared-memory transports do not provide them, and an endpoint that asks
+ * for them gets no lane over shared memory. */
+static bool network_transport_present(void)
+{
+    static const char *const local[] = { "self", "sysv", "posix", "cma", "knem", "xpmem", "mm",
+                                         "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy", "rocm_ipc",
+                                         "rocm_gdr", NULL };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return true;
+    UCP(ucp_context_print_info)(ucx.context, f);
+    fclose(f);
+    bool network = false;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *tl = strstr(line, "resource") != NULL ? strstr(line, "-- ") : NULL;
+        if (tl == NULL)
+            continue;
+        tl += 3;
+        size_t n = strcspn(tl, "/");
+        bool is_local = false;
+        for (int i = 0; local[i] != NULL; i++)
+            is_local |= strlen(local[i]) == n && strncmp(tl, local[i], n) == 0;
+        network |= !is_local;
+    }
+    free(text);
+    return network;
+}
+
+static int fail(char *why, size_t why_len, const char *what, ucs_status_t status)
+{
+    char settings[160];
+    describe_settings(settings, sizeof settings);
+    snprintf(why, why_len, "%s: %s (%s)", what, UCP(ucs_status_string)(status), settings);
+    return -1;
+}
+
+static int open_worker(char *why, size_t why_len)
+{
+    ucp_config_t *config;
+    ucs_status_t status = UCP(ucp_config_read)(NULL, NULL, &config);
+    if (status != UCS_OK)
+        return fail(why, why_len, "UCX rejects its configuration (a UCX_* variable)", status);
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+        .name = "strand",
+    };
+    status = UCP(ucp_init_version)(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &ucx.context);
+    UCP(ucp_config_release)(config);
+    if (status != UCS_OK)
+        return fail(why, why_len, "UCX finds no usable transport (ucp_init)", status);
+    ucx.err_mode = network_transport_present() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SERIALIZED,  /* ucx.lock serializes every call */
+    };
+    status = UCP(ucp_worker_create)(ucx.context, &wp, &ucx.worker);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot create a UCP worker", status);
+    status = UCP(ucp_worker_get_efd)(ucx.worker, &ucx.efd);
+    if (status != UCS_OK)
+        return fail(why, why_len, "the UCP worker has no event file descriptor", status);
+    ucp_am_handler_param_t handler = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+        .id = AM_ID,
+        .cb = frame_arrived,
+        /* Whole messages whose data outlives the callback: delivery
+         * happens after the worker's lock is released. */
+        .flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA,
+    };
+    status = UCP(ucp_worker_set_am_recv_handler)(ucx.worker, &handler);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot register the active-message handler", status);
+    ucp_address_t *addr;
+    size_t len;
+    status = UCP(ucp_worker_get_address)(ucx.worker, &addr, &len);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot get the UCP worker's address", status);
+    int rc = publish_address((const unsigned char *)addr, len, why, why_len);
+    UCP(ucp_worker_release_address)(ucx.worker, addr);
+    return rc;
+}
+
+static int ucx_init(const struct net_job *job, char *why, size_t why_len)
+{
+    ucx.job = job;
+    ucx.limits = (struct wire_limits){
+        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
+        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
+        .max_eager = (uint32_t)(job->eager_limit < UINT32_MAX ? job->eager_limit : UINT32_MAX),
+        .max_data = 0, .tag_ub = INT32_MAX,
+        .window = net_rma_window, .acc_element = net_rma_acc_element,
+    };
+    ucx.events_tail = &ucx.events;
+    atomic_store(&ucx.next_cookie, 1);
+    const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
+    ucx.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    if (!net_store_available()) {
+        snprintf(why, why_len, "the UCX module needs the job's key-value store (start the job with mpiexec or srun)");
+        return -1;
+    }
+    ucx.peers = calloc((size_t)job->nnodes, sizeof *ucx.peers);
+    if (ucx.peers == NULL) {
+        snprintf(why, why_len, "out of memory");
+        return -1;
+    }
+    for (int j = 0; j < job->nnodes; j++)
+        job->peers[j].transport = &ucx.peers[j];
+    if (ucx_api_load(why, why_len) != 0)
+        return -1;
+    return open_worker(why, why_len);
+}
+
+static void ucx_shutdown(void)
+{
+    atomic_store(&ucx.stopping, true);
+    lite_lock(&ucx.lock);
+    unlock_and_kick(true);
+}
+
+static void ucx_close(void)
+{
+    lite_lock(&ucx.lock);
+    /* Forced closing needs peer-failure handling on both sides (ucp.h);
+     * without it, a flushing close, bounded in time. */
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = ucx.err_mode == UCP_ERR_HANDLING_MODE_PEER ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+    };
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct ucx_peer *ps = &ucx.peers[j];
+        if (ps->ep == NULL)
+            continue;
+        void *r = UCP(ucp_ep_close_nbx)(ps->ep, &param);
+        for (double until = now_seconds() + 1; r != NULL && !UCS_PTR_IS_ERR(r) &&
+                                               UCP(ucp_request_check_status)(r) == UCS_INPROGRESS &&
+                                               now_seconds() < until;)
+            UCP(ucp_worker_progress)(ucx.worker);
+        if (r != NULL && !UCS_PTR_IS_ERR(r))
+            UCP(ucp_request_free)(r);
+        ps->ep = NULL;
+    }
+    UCP(ucp_worker_destroy)(ucx.worker);
+    UCP(ucp_cleanup)(ucx.context);
+    lite_unlock(&ucx.lock);
+}
+
+const struct net_ops net_ucx_ops = {
+    .name = "ucx",
+    .init = ucx_init,
+    .progress = ucx_progress,
+    .send_eager = ucx_send_eager,
+    .send_rendezvous = ucx_send_rendezvous,
+    .pull = ucx_pull,
+    .cancel_send = ucx_cancel_send,
+    .rma_send = ucx_rma_send,
+    .shutdown = ucx_shutdown,
+    .close = ucx_close,
+};
+
+bool net_ucx_fabric_present(void)
+{
+    /* Verbs devices (InfiniBand, RoCE, iWARP): what UCX drives with its
+     * RDMA transports (rc, ud, dc). TCP alone is no fabric: the tcp module
+     * is as fast over it and starts without loading UCX. */
+    DIR *d = opendir("/sys/class/infiniband");
+    if (d == NULL)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;)
+        found = e->d_name[0] != '.';
+    closedir(d);
+    return found;
+}
