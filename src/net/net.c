@@ -214,6 +214,10 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
     ops = choose_module();
     char why[400];
     if (ops->init(&job, why, sizeof why) != 0) {
+        /* Every node process usually fails alike: let node 0 say it, and
+         * the launcher end the others before they repeat it. */
+        if (job.node != 0)
+            sleep(1);
         char line[600];
         snprintf(line, sizeof line, "Strand MPI: node %d cannot start its %s network: %s\n", job.node,
                  ops->name, why);

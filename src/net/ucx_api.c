@@ -7,8 +7,16 @@
 
 struct ucx_api ucx_api;
 
+/* STRAND_UCX_LIBRARY names another libucp (a UCX installed elsewhere). */
 static void *open_libucp(char *why, size_t why_len)
 {
+    const char *chosen = getenv("STRAND_UCX_LIBRARY");
+    if (chosen != NULL && *chosen != '\0') {
+        void *lib = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL)
+            snprintf(why, why_len, "cannot load UCX's libucp (STRAND_UCX_LIBRARY=%s): %s", chosen, dlerror());
+        return lib;
+    }
     void *lib = dlopen(STRAND_UCP_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL)
         lib = dlopen(STRAND_UCP_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -32,8 +40,7 @@ int ucx_api_load(char *why, size_t why_len)
      * ucs_status_string lives (libucs). */
 #define UCX_API_RESOLVE(name)                                                                          \
     if ((ucx_api.name = (__typeof__(name) *)dlsym(opened, #name)) == NULL) {                           \
-        snprintf(why, why_len, "UCX's libucp (%s) lacks %s: UCX 1.11 or newer is needed",              \
-                 STRAND_UCP_LIBRARY, #name);                                                           \
+        snprintf(why, why_len, "UCX's libucp lacks %s: UCX 1.11 or newer is needed", #name);           \
         dlclose(opened);                                                                               \
         return -1;                                                                                     \
     }

@@ -38,8 +38,9 @@ extern struct ucx_api ucx_api;
 /* A UCP call through the table: UCP(ucp_worker_progress)(worker). */
 #define UCP(name) (ucx_api.name)
 
-/* Main thread: loads libucp (STRAND_UCP_LIBRARY, else its soname through
- * the loader's search path) and fills the table. Before that it sets
+/* Main thread: loads libucp (the file STRAND_UCX_LIBRARY names, else the
+ * one configure found, else its soname through the loader's search path)
+ * and fills the table. Before that it sets
  * UCX_HANDLE_ERRORS=none unless the user chose a value, so that libucs
  * leaves Strand's signal handlers alone. Returns 0, or -1 with the reason
  * in why[why_len]. Idempotent. */
