@@ -17,8 +17,7 @@
  * Endpoints. Node j creates its worker at start and puts the worker's
  * address in the job's key-value store (`ucx.<j>`, hex, in chunks); a node
  * fetches a peer's address when it first sends to it, creates an endpoint
- * and sends HELLO on it first (with the reply flag, so the peer learns an
- * endpoint back to us for its BYE). A node sends to a peer only on its own
+ * and sends HELLO on it first. A node sends to a peer only on its own
  * endpoint, so all its frames to that peer keep their order (one endpoint,
  * one UCX active-message lane). The receiver checks the sequence numbers:
  * UCP does not promise this order for active messages, it is what its
@@ -26,21 +25,29 @@
  * ends the job rather than misordering messages.
  *
  * Threads. `ucx.lock` serializes the worker (UCS_THREAD_MODE_SERIALIZED)
- * and every field of this module. Rank threads take it to send: a small
- * eager frame to an open endpoint goes out from the rank thread at once
- * (UCP's short path, UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), anything else is
- * handed to UCX or queued under the lock. The progress thread takes it to
- * progress the worker; UCX's callbacks then only record events. The
- * upcalls those events need (delivery into mailboxes, one-sided serving,
- * completions) run after the progress thread released the lock, so the
- * lock is a leaf: nothing takes another lock while holding it, and an
- * upcall may send (an RMA reply, a pull) like any rank thread. */
+ * and this module's state. The progress thread holds it whenever it is
+ * awake and gives it up only to sleep (ucx_progress). Other threads never
+ * wait for it: they take it only when it is free (lite_trylock), to hand
+ * UCX a frame or a pull at once (a small contiguous eager frame straight
+ * from the caller's buffer, if UCX's short protocol completes it:
+ * UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), and otherwise queue the work for the
+ * progress thread, which is then awake (hand_over). UCX's callbacks only
+ * record events; the progress thread runs them after the worker's
+ * progress call returned, still holding the lock: delivery into mailboxes,
+ * one-sided serving, completions. No thread waits for the lock while it
+ * holds another (rank threads never wait for it, the progress thread only
+ * when it wakes up, holding nothing, and the main thread at the end), so
+ * the upcalls may take other locks (a mailbox's, a window's) that a rank
+ * thread holds while it hands work over, and may hand work over
+ * themselves (an RMA reply: queued, done in the next round). */
+#define _LGPL_SOURCE
 #include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <urcu/wfcqueue.h>
 
 #include "../datatype/datatype.h"
 #include "net.h"
@@ -68,16 +75,30 @@ enum peer_state {
 
 struct rndv_send;
 
+/* Work a thread hands to the worker: done at once when the lock is free
+ * (and nothing queued before it could be overtaken), else queued for the
+ * progress thread (hand_over). */
+enum handoff_kind { HANDOFF_FRAME, HANDOFF_PULL, HANDOFF_CANCEL };
+
+struct handoff {
+    struct cds_wfcq_node qnode;
+    enum handoff_kind kind;
+    struct net_peer *ordered;       /* frames: keeps its order with the peer's other frames */
+};
+
 /* A frame on its way: its header must live until UCX completes the send
  * (UCP 1.13 may read it late), and so must an eager payload, copied here
  * since the caller's buffer is free once send_eager returns. */
 struct outgoing {
+    struct handoff handoff;
     struct outgoing *next;          /* the peer's queue while PEER_RESOLVING */
     struct net_peer *peer;
     struct rndv_send *rndv;         /* RTS: the send it announces (its data); NULL: eager */
     unsigned flags;                 /* UCP_AM_SEND_FLAG_* besides EAGER/RNDV */
     bool hello;                     /* the HELLO that opens the peer's endpoint */
-    size_t len;                     /* eager: payload bytes in data[] */
+    size_t len;                     /* eager: payload bytes, at `payload` */
+    const void *payload;            /* data[], or `owned` */
+    void *owned;                    /* a payload lent by its owner: freed with the frame */
     unsigned char header[FRAME_HEADER_BYTES];
     unsigned char data[];
 };
@@ -94,6 +115,7 @@ struct rndv_send {
     size_t bytes;
     void *packed;                   /* a non-contiguous send's bytes */
     struct outgoing *rts;
+    bool linked;                    /* in ucx.sends */
     bool transferred;               /* UCX completed the send */
     ucs_status_t status;
     bool cancel_asked;
@@ -101,6 +123,8 @@ struct rndv_send {
 };
 
 struct net_pull {                   /* a remote rendezvous message at the receiver */
+    struct handoff handoff;
+    struct net_pull *prev, *next;   /* ucx.unpulled, while it holds `desc` */
     struct net_peer *peer;
     uint64_t sender_cookie;
     struct net_envelope env;
@@ -110,7 +134,8 @@ struct net_pull {                   /* a remote rendezvous message at the receiv
     char *temp;                     /* non-contiguous or truncated receive: the data lands here */
 };
 
-struct ucx_peer {                   /* net_peer.transport; all under ucx.lock */
+struct ucx_peer {                   /* net_peer.transport; all under ucx.lock but `queued` */
+    atomic_int queued;              /* its frames handed over, not yet submitted */
     enum peer_state state;
     ucp_ep_h ep;                    /* ours to it */
     struct outgoing *head, *tail;   /* queued while PEER_RESOLVING */
@@ -150,11 +175,15 @@ static struct {
     struct ucx_peer *peers;
     struct event *events, **events_tail;
     struct rndv_send *sends;
+    struct net_pull *unpulled;      /* remote rendezvous messages whose descriptor UCX keeps for us */
     long in_flight;                 /* eager sends UCX has not completed */
     int connecting;                 /* peers PEER_RESOLVING, or PEER_OPEN before HELLO completed */
     double connect_timeout;
     atomic_uint_fast64_t next_cookie;
-    bool kicked;                    /* work for the progress thread since it last looked */
+    atomic_bool kicked;             /* work for the progress thread since it last looked */
+    bool touched;                   /* a UCX operation started since the worker was last progressed */
+    struct __cds_wfcq_head qhead;   /* handed-over work: any thread -> progress thread */
+    struct cds_wfcq_tail qtail;
     atomic_bool asleep;             /* the progress thread may be in poll() */
     atomic_bool stopping;
     bool bye_sent;
@@ -217,20 +246,30 @@ static struct event *events_take(void)
     return all;
 }
 
+/* Any thread, after handing the progress thread work: the signal if it
+ * sleeps or is about to. */
+static void wake_sleeper(void)
+{
+    if (atomic_exchange(&ucx.asleep, false))
+        UCP(ucp_worker_signal)(ucx.worker);
+}
+
 /* Any thread, under the lock: releases it, and when `work` (the thread
  * queued a frame, pushed an event, or left UCX a request to progress)
- * makes sure the progress thread looks again. It does unless it already
- * armed the worker and announced its sleep (both under the lock): `kicked`
- * stops it from arming, the signal wakes it from poll(). The worker's event
- * fd alone would not do: a request another thread started may need a
- * progress call before any descriptor becomes readable. */
+ * makes sure the progress thread looks again. The worker's event fd alone
+ * would not do: a request another thread started may need a progress call
+ * before any descriptor becomes readable. The progress thread, about to
+ * sleep, announces it (`asleep`) and then looks at `kicked` and the queue;
+ * a thread with work sets one of those and then looks at `asleep`: one of
+ * the two sees the other (both orders are sequentially consistent), so
+ * either the progress thread does not sleep or it is signalled. */
 static void unlock_and_kick(bool work)
 {
     if (work)
-        ucx.kicked = true;
+        atomic_store(&ucx.kicked, true);
     lite_unlock(&ucx.lock);
-    if (work && atomic_exchange(&ucx.asleep, false))
-        UCP(ucp_worker_signal)(ucx.worker);
+    if (work)
+        wake_sleeper();
 }
 
 static void bad_frame(struct net_peer *peer, const char *why)
@@ -245,7 +284,7 @@ static struct outgoing *outgoing_new(struct net_peer *peer, const struct wire_fr
     struct outgoing *o = malloc(sizeof *o + len);
     if (o == NULL)
         return NULL;
-    *o = (struct outgoing){ .peer = peer, .len = len };
+    *o = (struct outgoing){ .peer = peer, .len = len, .payload = o->data };
     put32(o->header, (uint32_t)ucx.job->node);
     put32(o->header + 4, 0);    /* the sequence number is set when it is sent */
     wire_encode_header(o->header + 8, f);
@@ -268,6 +307,7 @@ static void eager_sent(void *request, ucs_status_t status, void *user_data)
         ps->hello_sent = true;
         ucx.connecting--;
     }
+    free(o->owned);
     free(o);
 }
 
@@ -285,6 +325,7 @@ static void rndv_sent(void *request, ucs_status_t status, void *user_data)
  * true when it left a request or an event for the progress thread. */
 static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
 {
+    ucx.touched = true;
     put32(o->header + 4, ps->seq_out++);
     struct rndv_send *s = o->rndv;
     ucp_request_param_t param = {
@@ -293,7 +334,7 @@ static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
         .cb.send = s != NULL ? rndv_sent : eager_sent,
         .user_data = o,
     };
-    void *r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->data,
+    void *r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->payload,
                                    s != NULL ? s->bytes : o->len, &param);
     if (r != NULL && !UCS_PTR_IS_ERR(r)) {
         if (s == NULL)
@@ -333,6 +374,7 @@ static bool outgoing_submit(struct outgoing *o)
             event_push(EV_SEND_DONE, o->peer)->sent = o;
             return true;
         }
+        free(o->owned);
         free(o);
         return false;
     }
@@ -372,13 +414,6 @@ static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *dat
     return true;
 }
 
-/* Takes the lock, submits, wakes the progress thread if needed. */
-static void submit(struct outgoing *o)
-{
-    lite_lock(&ucx.lock);
-    unlock_and_kick(outgoing_submit(o));
-}
-
 static struct wire_frame envelope_frame(enum wire_type type, const struct net_envelope *env)
 {
     return (struct wire_frame){
@@ -387,7 +422,169 @@ static struct wire_frame envelope_frame(enum wire_type type, const struct net_en
     };
 }
 
+struct cancel_request {
+    struct handoff handoff;
+    struct completion *done;
+};
+
+static void unpulled_link(struct net_pull *p)
+{
+    p->next = ucx.unpulled;
+    if (ucx.unpulled != NULL)
+        ucx.unpulled->prev = p;
+    ucx.unpulled = p;
+}
+
+static void unpulled_unlink(struct net_pull *p)
+{
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else
+        ucx.unpulled = p->next;
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+
+static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    (void)length;
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    struct net_pull *p = user_data;
+    struct event *ev = event_push(EV_PULL_DONE, p->peer);
+    ev->pull = p;
+    ev->status = status;
+}
+
+/* Under the lock: UCX receives the pulled message (p->temp or the
+ * receive buffer, chosen by ucx_pull); its end is an event. */
+static bool pull_start(struct net_pull *p, void *dst)
+{
+    ucx.touched = true;
+    unpulled_unlink(p);
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.recv_am = pull_received,
+        .user_data = p,
+    };
+    if (p->env.bytes == 0) {
+        /* Nothing to move: releasing the descriptor answers the sender
+         * (its send completes). ucp_am_recv_data_nbx would too, but, outside
+         * the active-message callback, UCX 1.13 then never frees it. */
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);
+        p->desc = NULL;
+        pull_received(NULL, UCS_OK, 0, p);
+        return true;
+    }
+    void *r = UCP(ucp_am_recv_data_nbx)(ucx.worker, p->desc, dst, p->env.bytes, &param);
+    p->desc = NULL;     /* UCX's from now on */
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        pull_received(NULL, UCS_PTR_STATUS(r), 0, p);
+    return true;
+}
+
+/* Under the lock: CANCEL for the rendezvous send owning `done`, unless it
+ * is transferred already or unknown (then it completes as usual). */
+static bool cancel_start(struct net_peer *peer, struct completion *done)
+{
+    struct rndv_send *s = ucx.sends;
+    while (s != NULL && s->done != done)
+        s = s->next;
+    if (s == NULL || s->transferred || s->cancel_asked)
+        return false;
+    struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = s->cookie };
+    struct outgoing *o = outgoing_new(peer, &f, 0);
+    if (o == NULL)
+        out_of_memory();
+    s->cancel_asked = true;
+    return outgoing_submit(o);
+}
+
+static void rndv_link(struct rndv_send *s)
+{
+    s->next = ucx.sends;
+    if (ucx.sends != NULL)
+        ucx.sends->prev = s;
+    ucx.sends = s;
+    s->linked = true;
+}
+
+/* Under the lock: does handed-over work. Returns true when the progress
+ * thread must act. */
+static bool handoff_run(struct handoff *h)
+{
+    switch (h->kind) {
+    case HANDOFF_FRAME: {
+        struct outgoing *o = caa_container_of(h, struct outgoing, handoff);
+        if (o->rndv != NULL && !o->rndv->linked)
+            rndv_link(o->rndv);
+        return outgoing_submit(o);
+    }
+    case HANDOFF_PULL: {
+        struct net_pull *p = caa_container_of(h, struct net_pull, handoff);
+        return pull_start(p, p->temp != NULL ? (void *)p->temp : (char *)p->req->buf + p->req->type->lb);
+    }
+    case HANDOFF_CANCEL: {
+        struct cancel_request *c = caa_container_of(h, struct cancel_request, handoff);
+        bool work = cancel_start(h->ordered, c->done);
+        free(c);
+        return work;
+    }
+    }
+    return false;
+}
+
+/* Any thread: the work now if the lock is free, else (never waiting for
+ * the lock: its holder is the progress thread, awake) through the queue. A
+ * frame goes through the queue also while earlier frames to its peer are
+ * there, so that it cannot overtake them. */
+static void hand_over(struct handoff *h, enum handoff_kind kind, struct net_peer *ordered)
+{
+    h->kind = kind;
+    h->ordered = ordered;
+    struct ucx_peer *ps = ordered != NULL ? ordered->transport : NULL;
+    if ((ps == NULL || atomic_load(&ps->queued) == 0) && lite_trylock(&ucx.lock)) {
+        if (ps == NULL || atomic_load(&ps->queued) == 0) {
+            unlock_and_kick(handoff_run(h));
+            return;
+        }
+        lite_unlock(&ucx.lock);
+    }
+    if (ps != NULL)
+        atomic_fetch_add(&ps->queued, 1);
+    cds_wfcq_node_init(&h->qnode);
+    cds_wfcq_enqueue(&ucx.qhead, &ucx.qtail, &h->qnode);   /* (a full barrier) */
+    wake_sleeper();
+}
+
+/* Progress thread, under the lock: everything handed over, in order. */
+static void handoffs_drain(void)
+{
+    struct cds_wfcq_node *n;
+    while ((n = __cds_wfcq_dequeue_blocking(&ucx.qhead, &ucx.qtail)) != NULL) {
+        struct handoff *h = caa_container_of(n, struct handoff, qnode);
+        struct ucx_peer *ps = h->ordered != NULL ? h->ordered->transport : NULL;
+        handoff_run(h);
+        /* Only now may a direct sender pass it. */
+        if (ps != NULL)
+            atomic_fetch_sub(&ps->queued, 1);
+    }
+}
+
 /* ---- entries called by rank threads ---- */
+
+/* The shortcut of send_eager, when the lock is free and no frame of ours
+ * to the peer waits in the queue. */
+static bool send_eager_now(struct net_peer *peer, unsigned char *header, const void *data, size_t len)
+{
+    struct ucx_peer *ps = peer->transport;
+    if (atomic_load(&ps->queued) != 0 || !lite_trylock(&ucx.lock))
+        return false;
+    bool sent = atomic_load(&ps->queued) == 0 && !ps->said_bye && send_now(ps, header, data, len);
+    lite_unlock(&ucx.lock);
+    return sent;
+}
 
 static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
                           MPI_Datatype type)
@@ -398,17 +595,14 @@ static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env,
         unsigned char header[FRAME_HEADER_BYTES];
         put32(header, (uint32_t)ucx.job->node);
         wire_encode_header(header + 8, &f);
-        lite_lock(&ucx.lock);
-        bool sent = send_now(peer->transport, header, (const char *)buf + type->lb, env->bytes);
-        lite_unlock(&ucx.lock);
-        if (sent)
+        if (send_eager_now(peer, header, (const char *)buf + type->lb, env->bytes))
             return MPI_SUCCESS;
     }
     struct outgoing *o = outgoing_new(peer, &f, env->bytes);
     if (o == NULL)
         return MPI_ERR_NO_MEM;
     dt_pack(o->data, buf, (size_t)count, type);
-    submit(o);
+    hand_over(&o->handoff, HANDOFF_FRAME, peer);
     return MPI_SUCCESS;
 }
 
@@ -445,23 +639,8 @@ static int ucx_send_rendezvous(struct net_peer *peer, const struct net_envelope 
         return MPI_ERR_NO_MEM;
     }
     s->rts->rndv = s;
-    lite_lock(&ucx.lock);
-    s->next = ucx.sends;
-    if (ucx.sends != NULL)
-        ucx.sends->prev = s;
-    ucx.sends = s;
-    unlock_and_kick(outgoing_submit(s->rts));
+    hand_over(&s->rts->handoff, HANDOFF_FRAME, peer);
     return MPI_SUCCESS;
-}
-
-static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
-{
-    (void)length;
-    UCP(ucp_request_free)(request);
-    struct net_pull *p = user_data;
-    struct event *ev = event_push(EV_PULL_DONE, p->peer);
-    ev->pull = p;
-    ev->status = status;
 }
 
 static void ucx_pull(struct net_pull *p, struct strand_request *req)
@@ -469,31 +648,14 @@ static void ucx_pull(struct net_pull *p, struct strand_request *req)
     p->req = req;
     size_t capacity = (size_t)req->count * req->type->size;
     p->want = p->env.bytes < capacity ? p->env.bytes : capacity;
-    void *dst;
-    if (req->type->contiguous && capacity >= p->env.bytes) {
-        dst = (char *)req->buf + req->type->lb;
-    } else {
+    if (!req->type->contiguous || capacity < p->env.bytes) {
         /* UCX receives whole messages only: a truncated or non-contiguous
          * receive takes the data through a temporary. */
         p->temp = malloc(p->env.bytes > 0 ? p->env.bytes : 1);
         if (p->temp == NULL)
             out_of_memory();
-        dst = p->temp;
     }
-    ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.recv_am = pull_received,
-        .user_data = p,
-    };
-    lite_lock(&ucx.lock);
-    void *r = UCP(ucp_am_recv_data_nbx)(ucx.worker, p->desc, dst, p->env.bytes, &param);
-    p->desc = NULL;     /* UCX's from now on */
-    if (r == NULL || UCS_PTR_IS_ERR(r)) {
-        struct event *ev = event_push(EV_PULL_DONE, p->peer);
-        ev->pull = p;
-        ev->status = UCS_PTR_STATUS(r);
-    }
-    unlock_and_kick(true);
+    hand_over(&p->handoff, HANDOFF_PULL, NULL);
 }
 
 static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
@@ -501,35 +663,24 @@ static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *pa
     struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
                             .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
                             .a = r->window, .b = r->b, .c = r->c };
-    struct outgoing *o = outgoing_new(peer, &f, payload_len);
+    struct outgoing *o = outgoing_new(peer, &f, 0);
     if (o == NULL) {
         free(payload);
         return MPI_ERR_NO_MEM;
     }
-    if (payload_len > 0)
-        memcpy(o->data, payload, payload_len);
-    free(payload);
-    submit(o);
+    o->len = payload_len;
+    o->payload = o->owned = payload;    /* sent from where the caller built it */
+    hand_over(&o->handoff, HANDOFF_FRAME, peer);
     return MPI_SUCCESS;
 }
 
 static void ucx_cancel_send(struct net_peer *peer, struct completion *done)
 {
-    lite_lock(&ucx.lock);
-    struct rndv_send *s = ucx.sends;
-    while (s != NULL && s->done != done)
-        s = s->next;
-    bool wake = false;
-    if (s != NULL && !s->transferred && !s->cancel_asked) {
-        struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = s->cookie };
-        struct outgoing *o = outgoing_new(peer, &f, 0);
-        if (o == NULL)
-            out_of_memory();
-        s->cancel_asked = true;
-        wake = outgoing_submit(o);
-    }
-    /* Not found or already transferred: the send completes as usual. */
-    unlock_and_kick(wake);
+    struct cancel_request *c = malloc(sizeof *c);
+    if (c == NULL)
+        out_of_memory();
+    c->done = done;
+    hand_over(&c->handoff, HANDOFF_CANCEL, peer);
 }
 
 /* ---- arrivals (UCX callbacks, progress thread, under the lock) ---- */
@@ -650,14 +801,11 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
     ev->why = "its endpoint failed";
 }
 
-/* ---- events (progress thread, lock released) ---- */
+/* ---- events (progress thread, under the lock, outside UCX's callbacks) ---- */
 
 static bool peer_ended(struct net_peer *peer)
 {
-    lite_lock(&ucx.lock);
-    bool ended = ((struct ucx_peer *)peer->transport)->said_bye || atomic_load(&ucx.stopping);
-    lite_unlock(&ucx.lock);
-    return ended;
+    return ((struct ucx_peer *)peer->transport)->said_bye || atomic_load(&ucx.stopping);
 }
 
 static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t status)
@@ -695,10 +843,12 @@ static void answer_cancel(struct net_peer *from, const struct wire_frame *f)
     struct outgoing *o = outgoing_new(from, &r, 0);
     if (o == NULL)
         out_of_memory();
-    lite_lock(&ucx.lock);
-    if (p != NULL)
-        UCP(ucp_am_data_release)(ucx.worker, p->desc);
-    unlock_and_kick(outgoing_submit(o));
+    if (p != NULL) {
+        unpulled_unlink(p);
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);     /* (sends UCX's ATS) */
+    }
+    ucx.touched = true;
+    outgoing_submit(o);
     free(p);
 }
 
@@ -713,8 +863,7 @@ static void rndv_unlink(struct rndv_send *s)
 }
 
 /* A rendezvous send is over once UCX completed it and, if it was
- * cancelled, the receiver answered. Under the lock: true when it is over
- * (and unlinked). */
+ * cancelled, the receiver answered: true when it is over (and unlinked). */
 static bool rndv_over(struct rndv_send *s)
 {
     if (!s->transferred || (s->cancel_asked && s->answer == ANSWER_NONE))
@@ -738,29 +887,22 @@ static void rndv_finish(struct rndv_send *s)
 
 static void cancel_answered(struct net_peer *from, const struct wire_frame *f)
 {
-    lite_lock(&ucx.lock);
     struct rndv_send *s = ucx.sends;
     while (s != NULL && (s->cookie != f->a || s->peer != from || !s->cancel_asked))
         s = s->next;
-    if (s != NULL)
-        s->answer = f->b ? ANSWER_WITHDRAWN : ANSWER_MATCHED;
-    bool over = s != NULL && rndv_over(s);
-    lite_unlock(&ucx.lock);
     if (s == NULL)
         net_peer_lost(from, "malformed frame: CANCELLED for an unknown message");
-    if (over)
+    s->answer = f->b ? ANSWER_WITHDRAWN : ANSWER_MATCHED;
+    if (rndv_over(s))
         rndv_finish(s);
 }
 
 static void send_done(struct event *ev)
 {
     struct rndv_send *s = ev->sent->rndv;
-    lite_lock(&ucx.lock);
     s->transferred = true;
     s->status = ev->status;
-    bool over = rndv_over(s);
-    lite_unlock(&ucx.lock);
-    if (over)
+    if (rndv_over(s))
         rndv_finish(s);
 }
 
@@ -816,6 +958,7 @@ static void frame_run(struct event *ev)
         p->env = envelope_of(f);
         p->desc = ev->data;
         ev->data = NULL;        /* the pull's now */
+        unpulled_link(p);
         net_arrived_rendezvous(&p->env, p);
         return;
     }
@@ -854,20 +997,24 @@ static void event_run(struct event *ev)
     }
 }
 
-/* Runs the events in order, then gives UCX back the payloads they used. */
 static void events_run(struct event *list)
 {
     for (struct event *ev = list; ev != NULL; ev = ev->next)
         event_run(ev);
-    lite_lock(&ucx.lock);
-    for (struct event *ev = list; ev != NULL; ev = ev->next)
-        if (ev->kind == EV_FRAME && ev->data != NULL && !ev->owned)
-            UCP(ucp_am_data_release)(ucx.worker, ev->data);
-    lite_unlock(&ucx.lock);
+}
+
+/* Under the lock: gives UCX back the payloads run events used (an RTS's
+ * descriptor went to its pull), and frees the events. */
+static void events_release(struct event *list)
+{
     while (list != NULL) {
         struct event *next = list->next;
-        if (list->owned)
-            free(list->data);
+        if (list->kind == EV_FRAME && list->data != NULL) {
+            if (list->owned)
+                free(list->data);
+            else
+                UCP(ucp_am_data_release)(ucx.worker, list->data);
+        }
         free(list);
         list = next;
     }
@@ -963,6 +1110,7 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
         .err_mode = ucx.err_mode,
         .err_handler = { ep_failed, peer },
     };
+    ucx.touched = true;
     *status = UCP(ucp_ep_create)(ucx.worker, &params, &ps->ep);
     if (*status != UCS_OK)
         return "cannot create an endpoint to it";
@@ -994,12 +1142,10 @@ static void resolve_peers(int *wait_ms)
     for (int j = 0; j < ucx.job->nnodes; j++) {
         struct net_peer *peer = &ucx.job->peers[j];
         struct ucx_peer *ps = peer->transport;
-        lite_lock(&ucx.lock);
         enum peer_state state = ps->state;
         bool due = state == PEER_RESOLVING && now >= ps->retry_at;
         bool stuck = (state == PEER_RESOLVING || (state == PEER_OPEN && !ps->hello_sent)) && now > ps->give_up_at;
         double retry_at = ps->retry_at, give_up_at = ps->give_up_at;
-        lite_unlock(&ucx.lock);
         if (stuck) {
             char what[200];
             snprintf(what, sizeof what,
@@ -1029,12 +1175,10 @@ static void resolve_peers(int *wait_ms)
         if (rc < 0)
             lost(peer, why, UCS_ERR_INVALID_ADDR);
         ucs_status_t status = UCS_OK;
-        lite_lock(&ucx.lock);
         if (rc == 0)
             ps->retry_at = now + RESOLVE_RETRY_MS * 1e-3;
         else
             why = peer_open(peer, addr, &status);
-        lite_unlock(&ucx.lock);
         free(addr);
         if (why != NULL && rc == 1)
             lost(peer, why, status);
@@ -1073,49 +1217,74 @@ static void say_bye(void)
  * the answers took too long: a peer that died or reads nothing). */
 static bool shutdown_done(void)
 {
-    lite_lock(&ucx.lock);
-    if (!ucx.bye_sent && ucx.connecting == 0 && ucx.in_flight == 0)
+    if (!ucx.bye_sent && ucx.connecting == 0 && ucx.in_flight == 0 && cds_wfcq_empty(&ucx.qhead, &ucx.qtail))
         say_bye();
     bool done = ucx.bye_sent && ((ucx.awaiting == 0 && ucx.in_flight == 0 && ucx.connecting == 0) ||
                                  now_seconds() > ucx.bye_deadline);
-    lite_unlock(&ucx.lock);
     return done;
 }
 
+/* The progress thread holds the lock for as long as it is awake, and
+ * gives it up only to sleep: rank threads never wait for it (they hand
+ * their work over when it is taken, hand_over), so the thread may run the
+ * upcalls with it held, and the lock is taken and handed back once per
+ * sleep rather than once per event. A round: the payloads the last events
+ * used go back to UCX, handed-over work, worker progress, then the events
+ * the callbacks recorded (outside them). With nothing left it sleeps on
+ * the worker's event fd. */
 static bool ucx_progress(int timeout_ms)
 {
+    struct event *spent = NULL;
+    bool drained = false;           /* the worker was progressed until idle, and nothing started since */
+    lite_lock(&ucx.lock);
     for (;;) {
-        lite_lock(&ucx.lock);
-        ucx.kicked = false;
-        for (int i = 0; i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0; i++)
-            ;
-        struct event *events = events_take();
-        bool connecting = ucx.connecting > 0;
-        lite_unlock(&ucx.lock);
-        if (events != NULL) {
-            events_run(events);
+        events_release(spent);
+        atomic_store(&ucx.kicked, false);
+        handoffs_drain();
+        if (!drained || ucx.touched) {
+            int i = 0;
+            ucx.touched = false;
+            while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
+                i++;
+            drained = i < PROGRESS_ROUNDS;
+        }
+        spent = events_take();
+        if (spent != NULL) {
+            /* (Their upcalls start UCX operations through `touched`.) */
+            events_run(spent);
             continue;
         }
         int wait_ms = timeout_ms;
-        if (connecting)
+        if (ucx.connecting > 0)
             resolve_peers(&wait_ms);
         if (atomic_load(&ucx.stopping)) {
-            if (shutdown_done())
+            if (shutdown_done()) {
+                lite_unlock(&ucx.lock);
                 return false;
+            }
             if (wait_ms < 0 || wait_ms > 10)
                 wait_ms = 10;
         }
-        /* Arm, then announce the sleep under the lock: a thread that hands
-         * UCX or us work after we unlock sees `asleep` and signals. */
-        lite_lock(&ucx.lock);
-        ucs_status_t status = ucx.events != NULL || ucx.kicked ? UCS_ERR_BUSY : UCP(ucp_worker_arm)(ucx.worker);
-        if (status == UCS_OK)
-            atomic_store(&ucx.asleep, true);
-        lite_unlock(&ucx.lock);
-        if (status == UCS_ERR_BUSY)
+        /* Arm, give the lock up, then announce the sleep and look for work
+         * once more (see unlock_and_kick): work handed over while we held
+         * the lock (a rank woken by these events, replying) is found here,
+         * without a signal. A signal that comes anyway makes the next arm
+         * fail with BUSY: one round more. */
+        ucs_status_t status = ucx.events != NULL || atomic_load(&ucx.kicked) ? UCS_ERR_BUSY
+                                                                              : UCP(ucp_worker_arm)(ucx.worker);
+        if (status == UCS_ERR_BUSY) {
+            drained = false;
             continue;
+        }
         if (status != UCS_OK)
             lost(&unknown_peer, "cannot arm the worker's event file descriptor", status);
+        lite_unlock(&ucx.lock);
+        atomic_store(&ucx.asleep, true);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&ucx.kicked) || !cds_wfcq_empty(&ucx.qhead, &ucx.qtail)) {
+            atomic_store(&ucx.asleep, false);
+            return true;        /* the next call takes the lock and does it */
+        }
         struct pollfd pfd = { .fd = ucx.efd, .events = POLLIN };
         poll(&pfd, 1, wait_ms);
         atomic_store(&ucx.asleep, false);
@@ -1227,6 +1396,7 @@ static int ucx_init(const struct net_job *job, char *why, size_t why_len)
         .window = net_rma_window, .acc_element = net_rma_acc_element,
     };
     ucx.events_tail = &ucx.events;
+    __cds_wfcq_init(&ucx.qhead, &ucx.qtail);
     atomic_store(&ucx.next_cookie, 1);
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     ucx.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
@@ -1274,6 +1444,14 @@ static void ucx_close(void)
         if (r != NULL && !UCS_PTR_IS_ERR(r))
             UCP(ucp_request_free)(r);
         ps->ep = NULL;
+    }
+    /* What UCX still keeps for us: frames that came too late to be run,
+     * and messages nobody received (an erroneous program). */
+    events_release(events_take());
+    while (ucx.unpulled != NULL) {
+        struct net_pull *p = ucx.unpulled;
+        unpulled_unlink(p);
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);
     }
     UCP(ucp_worker_destroy)(ucx.worker);
     UCP(ucp_cleanup)(ucx.context);
