@@ -43,6 +43,7 @@
 #define _LGPL_SOURCE
 #include <dirent.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1413,7 +1414,15 @@ static int ucx_init(const struct net_job *job, char *why, size_t why_len)
         job->peers[j].transport = &ucx.peers[j];
     if (ucx_api_load(why, why_len) != 0)
         return -1;
-    return open_worker(why, why_len);
+    /* UCX starts its own thread for asynchronous events; like the progress
+     * thread it must not take the signals meant for the rank threads and
+     * the main thread, so it is born with all of them blocked. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = open_worker(why, why_len);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 static void ucx_shutdown(void)
