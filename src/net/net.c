@@ -398,9 +398,16 @@ void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pul
         ops->pull(pull, matched);
 }
 
-void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
+const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
+    static const struct wire_limits windows = { .window = net_rma_window, .acc_element = net_rma_acc_element };
+    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
+        const char *why = wire_check_rma_blocks(f, payload, &windows);
+        if (why != NULL)
+            return why;
+    }
     rma_remote_serve(from, f, payload);
+    return NULL;
 }
 
 int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len)

@@ -235,16 +235,42 @@ void net_cancel_send(struct rank *dest, struct completion *done);
  * validated (dest is a local rank). */
 void net_arrived_eager(const struct net_envelope *env, const void *data);
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
-/* A one-sided frame arrived from `from` (header and block list checked
- * against the window by the decoder); `payload` is valid until the call
- * returns. Served by src/rma/remote.c without any call of the target rank. */
-void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
+/* A one-sided frame arrived from `from` (its header checked by the
+ * decoder); `payload` is valid until the call returns. The block list of a
+ * PUT, ACC or GET is checked here against the window
+ * (wire_check_rma_blocks): NULL when the frame was served (by
+ * src/rma/remote.c, without any call of the target rank), else why it is
+ * malformed (nothing was done; the module drops the peer). */
+const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
 /* One-sided frames to a node process (any thread): ops->rma_send. */
 int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len);
 /* What the decoder asks about windows and accumulate element types
  * (wire_limits.window, .acc_element): answered by src/rma/remote.c. */
 bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out);
 bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out);
+
+/* Frames of both modules: the frame of a message's envelope (EAGER or
+ * RTS, `a` = its bytes), the envelope of such a frame, and the header of a
+ * one-sided frame with payload_len bytes of payload. */
+static inline struct wire_frame net_envelope_frame(enum wire_type type, const struct net_envelope *env)
+{
+    return (struct wire_frame){
+        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
+        .dest = (uint32_t)env->dest, .a = env->bytes,
+    };
+}
+
+static inline struct net_envelope net_frame_envelope(const struct wire_frame *f)
+{
+    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
+}
+
+static inline struct wire_frame net_rma_frame(const struct net_rma *r, size_t payload_len)
+{
+    return (struct wire_frame){ .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                                .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                                .a = r->window, .b = r->b, .c = r->c };
+}
 
 /* A peer died, closed without goodbye, or broke the protocol: ends the job. */
 _Noreturn void net_peer_lost(const struct net_peer *peer, const char *what);

@@ -225,14 +225,6 @@ static struct op *op_new(enum op_kind kind, struct net_peer *peer, size_t extra)
 
 /* ---- entries called by rank threads ---- */
 
-static struct wire_frame envelope_frame(enum wire_type type, const struct net_envelope *env)
-{
-    return (struct wire_frame){
-        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
-        .dest = (uint32_t)env->dest, .a = env->bytes,
-    };
-}
-
 static void frame_queue(struct conn *c, struct op *op);
 
 /* A frame the kernel did not take whole: `written` bytes went out. */
@@ -296,7 +288,7 @@ static int tcp_send_eager(struct net_peer *peer, const struct net_envelope *env,
                           MPI_Datatype type)
 {
     unsigned char header[WIRE_HEADER_BYTES];
-    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
+    struct wire_frame f = net_envelope_frame(WIRE_EAGER, env);
     f.payload_len = (uint32_t)env->bytes;
     wire_encode_header(header, &f);
     if (send_direct(peer, header, buf, count, type, env->bytes))
@@ -322,7 +314,7 @@ static int tcp_send_rendezvous(struct net_peer *peer, const struct net_envelope 
     }
     *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer, env->dest };
     op->rndv = s;
-    struct wire_frame f = envelope_frame(WIRE_RTS, env);
+    struct wire_frame f = net_envelope_frame(WIRE_RTS, env);
     wire_encode_header(op->header, &f);     /* the cookie (b) is added by the progress thread */
     submit(op);
     return MPI_SUCCESS;
@@ -350,9 +342,7 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
  * it goes through the progress thread's queue like RTS. */
 static int tcp_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
 {
-    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
-                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
-                            .a = r->window, .b = r->b, .c = r->c };
+    struct wire_frame f = net_rma_frame(r, payload_len);
     struct op *op = op_new(OP_FRAME, peer, 0);
     if (op == NULL) {
         free(payload);
@@ -749,11 +739,6 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
     }
 }
 
-static struct net_envelope envelope_of(const struct wire_frame *f)
-{
-    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
-}
-
 struct withdraw_key {
     struct net_peer *peer;
     uint64_t cookie;
@@ -791,15 +776,12 @@ static void cancel_answered(struct conn *c, const struct wire_frame *f)
     free(s);
 }
 
-/* A one-sided frame: its block list is checked against the window before it is served. */
+/* A one-sided frame: served, unless its block list does not fit the window. */
 static void rma_arrived(struct conn *c, const struct wire_frame *f, const unsigned char *payload)
 {
-    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
-        const char *why = wire_check_rma_blocks(f, payload, &tcp.limits);
-        if (why != NULL)
-            protocol_error(c, why);
-    }
-    net_rma_arrived(c->peer, f, payload);
+    const char *why = net_rma_arrived(c->peer, f, payload);
+    if (why != NULL)
+        protocol_error(c, why);
 }
 
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
@@ -810,7 +792,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
     }
     switch (f->type) {
     case WIRE_EAGER: {
-        struct net_envelope env = envelope_of(f);
+        struct net_envelope env = net_frame_envelope(f);
         net_arrived_eager(&env, payload);
         return;
     }
@@ -820,7 +802,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
             out_of_memory();
         p->peer = c->peer;
         p->sender_cookie = f->b;
-        p->env = envelope_of(f);
+        p->env = net_frame_envelope(f);
         net_arrived_rendezvous(&p->env, p);
         return;
     }

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <urcu/list.h>
 #include <urcu/wfcqueue.h>
 
 #include "../datatype/datatype.h"
@@ -107,7 +108,7 @@ struct outgoing {
 /* A rendezvous send from its RTS until UCX completed it (and, when it was
  * cancelled, until the receiver said whether it withdrew it). */
 struct rndv_send {
-    struct rndv_send *prev, *next;  /* ucx.sends */
+    struct cds_list_head link;      /* ucx.sends, once handed to UCX */
     struct completion *done;
     struct net_peer *peer;
     uint64_t cookie;                /* names it in CANCEL/CANCELLED: never reused */
@@ -116,7 +117,6 @@ struct rndv_send {
     size_t bytes;
     void *packed;                   /* a non-contiguous send's bytes */
     struct outgoing *rts;
-    bool linked;                    /* in ucx.sends */
     bool transferred;               /* UCX completed the send */
     ucs_status_t status;
     bool cancel_asked;
@@ -125,7 +125,7 @@ struct rndv_send {
 
 struct net_pull {                   /* a remote rendezvous message at the receiver */
     struct handoff handoff;
-    struct net_pull *prev, *next;   /* ucx.unpulled, while it holds `desc` */
+    struct cds_list_head link;      /* ucx.unpulled, while it holds `desc` */
     struct net_peer *peer;
     uint64_t sender_cookie;
     struct net_envelope env;
@@ -175,8 +175,8 @@ static struct {
     ucp_err_handling_mode_t err_mode;
     struct ucx_peer *peers;
     struct event *events, **events_tail;
-    struct rndv_send *sends;
-    struct net_pull *unpulled;      /* remote rendezvous messages whose descriptor UCX keeps for us */
+    struct cds_list_head sends;     /* rendezvous sends not over yet */
+    struct cds_list_head unpulled;  /* remote rendezvous messages whose descriptor UCX keeps for us */
     long in_flight;                 /* eager sends UCX has not completed */
     int connecting;                 /* peers PEER_RESOLVING, or PEER_OPEN before HELLO completed */
     double connect_timeout;
@@ -415,37 +415,10 @@ static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *dat
     return true;
 }
 
-static struct wire_frame envelope_frame(enum wire_type type, const struct net_envelope *env)
-{
-    return (struct wire_frame){
-        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
-        .dest = (uint32_t)env->dest, .a = env->bytes,
-    };
-}
-
 struct cancel_request {
     struct handoff handoff;
     struct completion *done;
 };
-
-static void unpulled_link(struct net_pull *p)
-{
-    p->next = ucx.unpulled;
-    if (ucx.unpulled != NULL)
-        ucx.unpulled->prev = p;
-    ucx.unpulled = p;
-}
-
-static void unpulled_unlink(struct net_pull *p)
-{
-    if (p->prev != NULL)
-        p->prev->next = p->next;
-    else
-        ucx.unpulled = p->next;
-    if (p->next != NULL)
-        p->next->prev = p->prev;
-    p->prev = p->next = NULL;
-}
 
 static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
 {
@@ -463,7 +436,7 @@ static void pull_received(void *request, ucs_status_t status, size_t length, voi
 static bool pull_start(struct net_pull *p, void *dst)
 {
     ucx.touched = true;
-    unpulled_unlink(p);
+    cds_list_del(&p->link);
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb.recv_am = pull_received,
@@ -489,9 +462,10 @@ static bool pull_start(struct net_pull *p, void *dst)
  * is transferred already or unknown (then it completes as usual). */
 static bool cancel_start(struct net_peer *peer, struct completion *done)
 {
-    struct rndv_send *s = ucx.sends;
-    while (s != NULL && s->done != done)
-        s = s->next;
+    struct rndv_send *s = NULL, *each;
+    cds_list_for_each_entry(each, &ucx.sends, link)
+        if (each->done == done)
+            s = each;
     if (s == NULL || s->transferred || s->cancel_asked)
         return false;
     struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = s->cookie };
@@ -502,15 +476,6 @@ static bool cancel_start(struct net_peer *peer, struct completion *done)
     return outgoing_submit(o);
 }
 
-static void rndv_link(struct rndv_send *s)
-{
-    s->next = ucx.sends;
-    if (ucx.sends != NULL)
-        ucx.sends->prev = s;
-    ucx.sends = s;
-    s->linked = true;
-}
-
 /* Under the lock: does handed-over work. Returns true when the progress
  * thread must act. */
 static bool handoff_run(struct handoff *h)
@@ -518,8 +483,8 @@ static bool handoff_run(struct handoff *h)
     switch (h->kind) {
     case HANDOFF_FRAME: {
         struct outgoing *o = caa_container_of(h, struct outgoing, handoff);
-        if (o->rndv != NULL && !o->rndv->linked)
-            rndv_link(o->rndv);
+        if (o->rndv != NULL)
+            cds_list_add(&o->rndv->link, &ucx.sends);   /* (an RTS is handed over once) */
         return outgoing_submit(o);
     }
     case HANDOFF_PULL: {
@@ -590,7 +555,7 @@ static bool send_eager_now(struct net_peer *peer, unsigned char *header, const v
 static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
                           MPI_Datatype type)
 {
-    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
+    struct wire_frame f = net_envelope_frame(WIRE_EAGER, env);
     f.payload_len = (uint32_t)env->bytes;
     if (type->contiguous) {
         unsigned char header[FRAME_HEADER_BYTES];
@@ -631,7 +596,7 @@ static int ucx_send_rendezvous(struct net_peer *peer, const struct net_envelope 
         dt_pack(s->packed, buf, (size_t)count, type);
         s->data = s->packed;
     }
-    struct wire_frame f = envelope_frame(WIRE_RTS, env);
+    struct wire_frame f = net_envelope_frame(WIRE_RTS, env);
     f.b = s->cookie;
     s->rts = outgoing_new(peer, &f, 0);
     if (s->rts == NULL) {
@@ -661,9 +626,7 @@ static void ucx_pull(struct net_pull *p, struct strand_request *req)
 
 static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
 {
-    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
-                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
-                            .a = r->window, .b = r->b, .c = r->c };
+    struct wire_frame f = net_rma_frame(r, payload_len);
     struct outgoing *o = outgoing_new(peer, &f, 0);
     if (o == NULL) {
         free(payload);
@@ -817,9 +780,11 @@ static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t
     net_peer_lost(peer, text);
 }
 
-static struct net_envelope envelope_of(const struct wire_frame *f)
+static _Noreturn void malformed(struct net_peer *peer, const char *why)
 {
-    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a };
+    char what[200];
+    snprintf(what, sizeof what, "malformed frame: %s", why);
+    net_peer_lost(peer, what);
 }
 
 struct withdraw_key {
@@ -845,22 +810,12 @@ static void answer_cancel(struct net_peer *from, const struct wire_frame *f)
     if (o == NULL)
         out_of_memory();
     if (p != NULL) {
-        unpulled_unlink(p);
+        cds_list_del(&p->link);
         UCP(ucp_am_data_release)(ucx.worker, p->desc);     /* (sends UCX's ATS) */
     }
     ucx.touched = true;
     outgoing_submit(o);
     free(p);
-}
-
-static void rndv_unlink(struct rndv_send *s)
-{
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        ucx.sends = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
 }
 
 /* A rendezvous send is over once UCX completed it and, if it was
@@ -869,7 +824,7 @@ static bool rndv_over(struct rndv_send *s)
 {
     if (!s->transferred || (s->cancel_asked && s->answer == ANSWER_NONE))
         return false;
-    rndv_unlink(s);
+    cds_list_del(&s->link);
     return true;
 }
 
@@ -888,9 +843,10 @@ static void rndv_finish(struct rndv_send *s)
 
 static void cancel_answered(struct net_peer *from, const struct wire_frame *f)
 {
-    struct rndv_send *s = ucx.sends;
-    while (s != NULL && (s->cookie != f->a || s->peer != from || !s->cancel_asked))
-        s = s->next;
+    struct rndv_send *s = NULL, *each;
+    cds_list_for_each_entry(each, &ucx.sends, link)
+        if (each->cookie == f->a && each->peer == from && each->cancel_asked)
+            s = each;
     if (s == NULL)
         net_peer_lost(from, "malformed frame: CANCELLED for an unknown message");
     s->answer = f->b ? ANSWER_WITHDRAWN : ANSWER_MATCHED;
@@ -933,20 +889,14 @@ static void frame_run(struct event *ev)
 {
     const struct wire_frame *f = &ev->frame;
     if (wire_is_rma(f->type)) {
-        if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
-            const char *why = wire_check_rma_blocks(f, ev->data, &ucx.limits);
-            if (why != NULL) {
-                char what[200];
-                snprintf(what, sizeof what, "malformed frame: %s", why);
-                net_peer_lost(ev->peer, what);
-            }
-        }
-        net_rma_arrived(ev->peer, f, ev->data);
+        const char *why = net_rma_arrived(ev->peer, f, ev->data);
+        if (why != NULL)
+            malformed(ev->peer, why);
         return;
     }
     switch (f->type) {
     case WIRE_EAGER: {
-        struct net_envelope env = envelope_of(f);
+        struct net_envelope env = net_frame_envelope(f);
         net_arrived_eager(&env, ev->data);
         return;
     }
@@ -956,10 +906,10 @@ static void frame_run(struct event *ev)
             out_of_memory();
         p->peer = ev->peer;
         p->sender_cookie = f->b;
-        p->env = envelope_of(f);
+        p->env = net_frame_envelope(f);
         p->desc = ev->data;
         ev->data = NULL;        /* the pull's now */
-        unpulled_link(p);
+        cds_list_add(&p->link, &ucx.unpulled);
         net_arrived_rendezvous(&p->env, p);
         return;
     }
@@ -990,11 +940,8 @@ static void event_run(struct event *ev)
         if (!peer_ended(ev->peer))
             lost(ev->peer, ev->why, ev->status);
         return;
-    case EV_BAD_FRAME: {
-        char what[200];
-        snprintf(what, sizeof what, "malformed frame: %s", ev->why);
-        net_peer_lost(ev->peer, what);
-    }
+    case EV_BAD_FRAME:
+        malformed(ev->peer, ev->why);
     }
 }
 
@@ -1398,6 +1345,8 @@ static int ucx_init(const struct net_job *job, char *why, size_t why_len)
     };
     ucx.events_tail = &ucx.events;
     __cds_wfcq_init(&ucx.qhead, &ucx.qtail);
+    CDS_INIT_LIST_HEAD(&ucx.sends);
+    CDS_INIT_LIST_HEAD(&ucx.unpulled);
     atomic_store(&ucx.next_cookie, 1);
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     ucx.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
@@ -1457,9 +1406,9 @@ static void ucx_close(void)
     /* What UCX still keeps for us: frames that came too late to be run,
      * and messages nobody received (an erroneous program). */
     events_release(events_take());
-    while (ucx.unpulled != NULL) {
-        struct net_pull *p = ucx.unpulled;
-        unpulled_unlink(p);
+    struct net_pull *p, *next;
+    cds_list_for_each_entry_safe(p, next, &ucx.unpulled, link) {
+        cds_list_del(&p->link);
         UCP(ucp_am_data_release)(ucx.worker, p->desc);
     }
     UCP(ucp_worker_destroy)(ucx.worker);
