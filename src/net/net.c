@@ -398,6 +398,19 @@ void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pul
         ops->pull(pull, matched);
 }
 
+/* Its first member is its id (net.h). */
+static bool pull_named(const struct net_pull *p, const void *arg)
+{
+    const struct net_pull_id *id = (const struct net_pull_id *)p, *wanted = arg;
+    return id->peer == wanted->peer && id->sender_cookie == wanted->sender_cookie;
+}
+
+struct net_pull *net_withdraw_remote(uint32_t dest, struct net_peer *peer, uint64_t cookie)
+{
+    struct net_pull_id wanted = { peer, cookie };
+    return mailbox_withdraw_remote(strand_node.ranks[dest], pull_named, &wanted);
+}
+
 const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
     static const struct wire_limits windows = { .window = net_rma_window, .acc_element = net_rma_acc_element };

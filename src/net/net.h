@@ -66,6 +66,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "../pt2pt/pt2pt.h"
 #include "layout.h"
@@ -103,6 +104,15 @@ struct net_job {
 };
 
 struct net_pull;                    /* a remote rendezvous message (module-defined) */
+
+/* What names a remote rendezvous message at its receiver: the node process
+ * that sent it and the sender's cookie (RTS `b`, CANCEL `a`). Every
+ * module's struct net_pull begins with one, so that the layer can find a
+ * pull by it (net_withdraw_remote) without knowing the rest. */
+struct net_pull_id {
+    struct net_peer *peer;
+    uint64_t sender_cookie;
+};
 
 /* The header fields of a one-sided frame (wire.h: what each means per type). */
 struct net_rma {
@@ -235,6 +245,11 @@ void net_cancel_send(struct rank *dest, struct completion *done);
  * validated (dest is a local rank). */
 void net_arrived_eager(const struct net_envelope *env, const void *data);
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
+/* Progress thread, on a CANCEL from `peer` for its message `cookie` to the
+ * local world rank `dest` (validated): the pull taken out of dest's mailbox
+ * if no receive matched it yet (the module owns it again: it frees it and
+ * answers CANCELLED withdrawn), else NULL (a receive has it or had it). */
+struct net_pull *net_withdraw_remote(uint32_t dest, struct net_peer *peer, uint64_t cookie);
 /* A one-sided frame arrived from `from` (its header checked by the
  * decoder); `payload` is valid until the call returns. The block list of a
  * PUT, ACC or GET is checked here against the window
@@ -270,6 +285,14 @@ static inline struct wire_frame net_rma_frame(const struct net_rma *r, size_t pa
     return (struct wire_frame){ .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
                                 .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
                                 .a = r->window, .b = r->b, .c = r->c };
+}
+
+/* Seconds on the monotonic clock (connect timeouts and retries of the modules). */
+static inline double net_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* A peer died, closed without goodbye, or broke the protocol: ends the job. */

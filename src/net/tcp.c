@@ -61,8 +61,7 @@ struct rndv_send {      /* a rendezvous send waiting for its CTS */
 };
 
 struct net_pull {       /* a remote rendezvous message at the receiver */
-    struct net_peer *peer;
-    uint64_t sender_cookie;
+    struct net_pull_id id;          /* first (net.h): its sender and the sender's cookie */
     struct net_envelope env;
     struct strand_request *req;     /* set by pull */
     size_t want;                    /* bytes asked for */
@@ -143,13 +142,6 @@ static struct {
     struct cookie_table sends, pulls;
     double connect_timeout;
 } tcp;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static _Noreturn void out_of_memory(void)
 {
@@ -328,7 +320,7 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     if (pull->want > UINT32_MAX)
         strand_job_abort(1, "Strand MPI: a message between node processes is limited to 4 GiB - 1 "
                             "(see doc/limits.md)\n");
-    struct op *op = op_new(OP_CTS, pull->peer, 0);
+    struct op *op = op_new(OP_CTS, pull->id.peer, 0);
     if (op == NULL)
         out_of_memory();
     op->pull = pull;
@@ -461,7 +453,7 @@ static void connect_peer(struct net_peer *peer)
                                 .c = (uint64_t)job->nnodes };
         wire_encode_header(hello->header, &f);
         frame_queue(c, hello);
-        ps->give_up_at = now_seconds() + tcp.connect_timeout;
+        ps->give_up_at = net_now_seconds() + tcp.connect_timeout;
     }
     c->fd = fd;
     c->state = CONN_CONNECTING;
@@ -483,13 +475,13 @@ static void connect_failed(struct conn *c, int err)
     c->want_write = false;
     if (err == ECONNREFUSED)
         net_peer_refused(c->peer);
-    if (now_seconds() > ps->give_up_at) {
+    if (net_now_seconds() > ps->give_up_at) {
         char what[160];
         snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer),
                  net_peer_port(c->peer), strerror(err));
         net_peer_lost(c->peer, what);
     }
-    ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    ps->retry_at = net_now_seconds() + CONNECT_RETRY_MS * 1e-3;
 }
 
 static void op_finish(struct op *op)
@@ -614,7 +606,7 @@ static void dispatch(struct op *op)
         op->kind = OP_FRAME;
     } else if (op->kind == OP_CTS) {
         struct net_pull *p = op->pull;
-        struct wire_frame f = { .type = WIRE_CTS, .a = p->sender_cookie, .b = cookie_insert(&tcp.pulls, p),
+        struct wire_frame f = { .type = WIRE_CTS, .a = p->id.sender_cookie, .b = cookie_insert(&tcp.pulls, p),
                                 .c = p->want };
         wire_encode_header(op->header, &f);
         op->kind = OP_FRAME;
@@ -718,7 +710,7 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
         return;
     case WIRE_DATA: {
         struct net_pull *p = cookie_take(&tcp.pulls, f->a);
-        if (p == NULL || p->peer != c->peer)
+        if (p == NULL || p->id.peer != c->peer)
             protocol_error(c, "DATA for an unknown pull");
         if (f->payload_len != p->want)
             protocol_error(c, "DATA size differs from what was asked");
@@ -739,22 +731,10 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
     }
 }
 
-struct withdraw_key {
-    struct net_peer *peer;
-    uint64_t cookie;
-};
-
-static bool pull_is(const struct net_pull *p, const void *arg)
-{
-    const struct withdraw_key *k = arg;
-    return p->peer == k->peer && p->sender_cookie == k->cookie;
-}
-
 /* The sender cancels: withdraw the message if no receive matched it yet. */
 static void answer_cancel(struct conn *c, const struct wire_frame *f)
 {
-    struct withdraw_key key = { c->peer, f->a };
-    struct net_pull *p = mailbox_withdraw_remote(strand_node.ranks[f->dest], pull_is, &key);
+    struct net_pull *p = net_withdraw_remote(f->dest, c->peer, f->a);
     bool withdrawn = p != NULL;
     free(p);
     struct op *op = op_new(OP_FRAME, c->peer, 0);
@@ -800,8 +780,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         struct net_pull *p = calloc(1, sizeof *p);
         if (p == NULL)
             out_of_memory();
-        p->peer = c->peer;
-        p->sender_cookie = f->b;
+        p->id = (struct net_pull_id){ c->peer, f->b };
         p->env = net_frame_envelope(f);
         net_arrived_rendezvous(&p->env, p);
         return;
@@ -965,7 +944,7 @@ static void conn_writable(struct conn *c)
 
 static void retry_connects(int *timeout_ms)
 {
-    double now = now_seconds();
+    double now = net_now_seconds();
     for (int j = 0; j < tcp.job->nnodes; j++) {
         struct peer_state *ps = &tcp.peers[j];
         if (ps->retry_at == 0)

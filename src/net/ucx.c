@@ -47,7 +47,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <urcu/list.h>
 #include <urcu/wfcqueue.h>
 
@@ -93,7 +92,7 @@ struct handoff {
  * since the caller's buffer is free once send_eager returns. */
 struct outgoing {
     struct handoff handoff;
-    struct outgoing *next;          /* the peer's queue while PEER_RESOLVING */
+    struct cds_list_head waiting;   /* in the peer's `waiting` while PEER_RESOLVING */
     struct net_peer *peer;
     struct rndv_send *rndv;         /* RTS: the send it announces (its data); NULL: eager */
     unsigned flags;                 /* UCP_AM_SEND_FLAG_* besides EAGER/RNDV */
@@ -124,10 +123,9 @@ struct rndv_send {
 };
 
 struct net_pull {                   /* a remote rendezvous message at the receiver */
+    struct net_pull_id id;          /* first (net.h): its sender and the sender's cookie */
     struct handoff handoff;
     struct cds_list_head link;      /* ucx.unpulled, while it holds `desc` */
-    struct net_peer *peer;
-    uint64_t sender_cookie;
     struct net_envelope env;
     void *desc;                     /* UCX's descriptor, until the pull starts */
     struct strand_request *req;
@@ -139,7 +137,7 @@ struct ucx_peer {                   /* net_peer.transport; all under ucx.lock bu
     atomic_int queued;              /* its frames handed over, not yet submitted */
     enum peer_state state;
     ucp_ep_h ep;                    /* ours to it */
-    struct outgoing *head, *tail;   /* queued while PEER_RESOLVING */
+    struct cds_list_head waiting;   /* frames queued while PEER_RESOLVING, in order */
     uint32_t seq_out, seq_in;
     bool hello_seen;                /* its HELLO arrived: its frames may follow */
     bool said_bye;                  /* it ended cleanly: frames to it are dropped (but BYE's answer) */
@@ -193,13 +191,6 @@ static struct {
 } ucx = { .lock = LITE_LOCK_INIT };
 
 static struct net_peer unknown_peer = { .node = -1 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static _Noreturn void out_of_memory(void)
 {
@@ -359,7 +350,7 @@ static void start_resolving(struct net_peer *peer, struct ucx_peer *ps)
 {
     ps->state = PEER_RESOLVING;
     ps->retry_at = 0;
-    ps->give_up_at = now_seconds() + ucx.connect_timeout;
+    ps->give_up_at = net_now_seconds() + ucx.connect_timeout;
     ucx.connecting++;
 }
 
@@ -386,12 +377,7 @@ static bool outgoing_submit(struct outgoing *o)
         start_resolving(o->peer, ps);
         /* fall through */
     case PEER_RESOLVING:
-        o->next = NULL;
-        if (ps->tail == NULL)
-            ps->head = o;
-        else
-            ps->tail->next = o;
-        ps->tail = o;
+        cds_list_add_tail(&o->waiting, &ps->waiting);
         return true;
     }
     return false;
@@ -426,7 +412,7 @@ static void pull_received(void *request, ucs_status_t status, size_t length, voi
     if (request != NULL)
         UCP(ucp_request_free)(request);
     struct net_pull *p = user_data;
-    struct event *ev = event_push(EV_PULL_DONE, p->peer);
+    struct event *ev = event_push(EV_PULL_DONE, p->id.peer);
     ev->pull = p;
     ev->status = status;
 }
@@ -787,24 +773,12 @@ static _Noreturn void malformed(struct net_peer *peer, const char *why)
     net_peer_lost(peer, what);
 }
 
-struct withdraw_key {
-    struct net_peer *peer;
-    uint64_t cookie;
-};
-
-static bool pull_is(const struct net_pull *p, const void *arg)
-{
-    const struct withdraw_key *k = arg;
-    return p->peer == k->peer && p->sender_cookie == k->cookie;
-}
-
 /* The sender cancels: withdraw its message if no receive matched it. A
  * withdrawn message's descriptor is released, which completes the send at
  * UCX's level; CANCELLED tells the sender which of the two it was. */
 static void answer_cancel(struct net_peer *from, const struct wire_frame *f)
 {
-    struct withdraw_key key = { from, f->a };
-    struct net_pull *p = mailbox_withdraw_remote(strand_node.ranks[f->dest], pull_is, &key);
+    struct net_pull *p = net_withdraw_remote(f->dest, from, f->a);
     struct wire_frame r = { .type = WIRE_CANCELLED, .a = f->a, .b = p != NULL };
     struct outgoing *o = outgoing_new(from, &r, 0);
     if (o == NULL)
@@ -866,8 +840,8 @@ static void send_done(struct event *ev)
 static void pull_done(struct net_pull *p, ucs_status_t status)
 {
     if (status != UCS_OK) {
-        if (!peer_ended(p->peer))
-            lost(p->peer, "receiving a large message failed", status);
+        if (!peer_ended(p->id.peer))
+            lost(p->id.peer, "receiving a large message failed", status);
         free(p->temp);  /* its sender ended: nothing can complete it */
         free(p);
         return;
@@ -904,8 +878,7 @@ static void frame_run(struct event *ev)
         struct net_pull *p = calloc(1, sizeof *p);
         if (p == NULL)
             out_of_memory();
-        p->peer = ev->peer;
-        p->sender_cookie = f->b;
+        p->id = (struct net_pull_id){ ev->peer, f->b };
         p->env = net_frame_envelope(f);
         p->desc = ev->data;
         ev->data = NULL;        /* the pull's now */
@@ -1071,12 +1044,11 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
     o->hello = true;
     ps->state = PEER_OPEN;
     outgoing_send(ps, o);
-    while (ps->head != NULL) {
-        struct outgoing *next = ps->head->next;
-        outgoing_send(ps, ps->head);
-        ps->head = next;
+    struct outgoing *each, *next;
+    cds_list_for_each_entry_safe(each, next, &ps->waiting, waiting) {
+        cds_list_del(&each->waiting);
+        outgoing_send(ps, each);    /* (may free it) */
     }
-    ps->tail = NULL;
     return NULL;
 }
 
@@ -1086,7 +1058,7 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
  * *wait_ms to the next retry. */
 static void resolve_peers(int *wait_ms)
 {
-    double now = now_seconds();
+    double now = net_now_seconds();
     for (int j = 0; j < ucx.job->nnodes; j++) {
         struct net_peer *peer = &ucx.job->peers[j];
         struct ucx_peer *ps = peer->transport;
@@ -1158,7 +1130,7 @@ static void say_bye(void)
         ucx.awaiting++;
     }
     ucx.bye_sent = true;
-    ucx.bye_deadline = now_seconds() + BYE_ANSWER_TIMEOUT_S;
+    ucx.bye_deadline = net_now_seconds() + BYE_ANSWER_TIMEOUT_S;
 }
 
 /* Progress thread, stopping: true once every BYE we sent was answered (or
@@ -1168,7 +1140,7 @@ static bool shutdown_done(void)
     if (!ucx.bye_sent && ucx.connecting == 0 && ucx.in_flight == 0 && cds_wfcq_empty(&ucx.qhead, &ucx.qtail))
         say_bye();
     bool done = ucx.bye_sent && ((ucx.awaiting == 0 && ucx.in_flight == 0 && ucx.connecting == 0) ||
-                                 now_seconds() > ucx.bye_deadline);
+                                 net_now_seconds() > ucx.bye_deadline);
     return done;
 }
 
@@ -1359,8 +1331,10 @@ static int ucx_init(const struct net_job *job, char *why, size_t why_len)
         snprintf(why, why_len, "out of memory");
         return -1;
     }
-    for (int j = 0; j < job->nnodes; j++)
+    for (int j = 0; j < job->nnodes; j++) {
+        CDS_INIT_LIST_HEAD(&ucx.peers[j].waiting);
         job->peers[j].transport = &ucx.peers[j];
+    }
     if (ucx_api_load(why, why_len) != 0)
         return -1;
     /* UCX starts its own thread for asynchronous events; like the progress
@@ -1395,9 +1369,9 @@ static void ucx_close(void)
         if (ps->ep == NULL)
             continue;
         void *r = UCP(ucp_ep_close_nbx)(ps->ep, &param);
-        for (double until = now_seconds() + 1; r != NULL && !UCS_PTR_IS_ERR(r) &&
+        for (double until = net_now_seconds() + 1; r != NULL && !UCS_PTR_IS_ERR(r) &&
                                                UCP(ucp_request_check_status)(r) == UCS_INPROGRESS &&
-                                               now_seconds() < until;)
+                                               net_now_seconds() < until;)
             UCP(ucp_worker_progress)(ucx.worker);
         if (r != NULL && !UCS_PTR_IS_ERR(r))
             UCP(ucp_request_free)(r);
