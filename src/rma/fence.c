@@ -170,40 +170,53 @@ int fence_target_assert(struct strand_win *w, int target)
 
 /* ---- windows spanning node processes ---- */
 
-/* The node process a member lives in: its peer's index, or this one's. */
-static int member_node(const struct win_core *core, int m)
+/* The node process a member lives in: its peer, or NULL for this one.
+ * (Not an index: peers of other jobs, in a window of a communicator joining
+ * jobs, are numbered after this job's node processes.) */
+static const struct net_peer *member_process(const struct win_core *core, int m)
 {
-    const struct rank *r = core->members[m].rank;
-    return r->remote != NULL ? r->remote->node : net_job()->node;
+    return core->members[m].rank->remote;
+}
+
+/* Members grouped by node process, in order of first appearance: node_of[m]
+ * is m's group; returns the number of groups, and this process's in *mine. */
+static int group_by_process(const struct win_core *core, int *node_of, const struct net_peer **seen, int *mine)
+{
+    int groups = 0;
+    *mine = -1;
+    for (int m = 0; m < core->size; m++) {
+        const struct net_peer *p = member_process(core, m);
+        int g = 0;
+        while (g < groups && seen[g] != p)
+            g++;
+        if (g == groups)
+            seen[groups++] = p;
+        if (p == NULL)
+            *mine = g;
+        node_of[m] = g;
+    }
+    return groups;
 }
 
 int fence_spanning_setup(struct win_core *core)
 {
-    int n = core->size, nodes = net_job()->nnodes;
-    int *node_of_process = malloc((size_t)nodes * sizeof *node_of_process);
+    int n = core->size;
+    const struct net_peer **seen = malloc((size_t)n * sizeof *seen);
     int *node_of = malloc((size_t)n * sizeof *node_of);
+    int *next = malloc((size_t)n * sizeof *next);
     core->node_first = calloc((size_t)n + 1, sizeof *core->node_first);
     core->node_members = malloc((size_t)n * sizeof *core->node_members);
     core->span_asserts = calloc((size_t)n, sizeof *core->span_asserts);
     core->span_buf = malloc((size_t)n * sizeof *core->span_buf);
     int rc = MPI_ERR_NO_MEM;
-    if (node_of_process == NULL || node_of == NULL || core->node_first == NULL || core->node_members == NULL ||
+    if (seen == NULL || node_of == NULL || next == NULL || core->node_first == NULL || core->node_members == NULL ||
         core->span_asserts == NULL || core->span_buf == NULL)
         goto out;
-    for (int j = 0; j < nodes; j++)
-        node_of_process[j] = -1;
-    core->nnodes = 0;
-    for (int m = 0; m < n; m++) {
-        int *g = &node_of_process[member_node(core, m)];
-        if (*g < 0)
-            *g = core->nnodes++;
-        node_of[m] = *g;
-        core->node_first[*g + 1]++;
-    }
-    core->my_node = node_of_process[net_job()->node];
+    core->nnodes = group_by_process(core, node_of, seen, &core->my_node);
+    for (int m = 0; m < n; m++)
+        core->node_first[node_of[m] + 1]++;
     for (int g = 0; g < core->nnodes; g++)
         core->node_first[g + 1] += core->node_first[g];
-    int *next = node_of_process;    /* reused: next free position of each node */
     for (int g = 0; g < core->nnodes; g++)
         next[g] = core->node_first[g];
     for (int m = 0; m < n; m++)
@@ -213,8 +226,9 @@ int fence_spanning_setup(struct win_core *core)
     if (core->span_reqs != NULL)
         rc = MPI_SUCCESS;
 out:
-    free(node_of_process);
+    free(seen);
     free(node_of);
+    free(next);
     return rc;
 }
 
