@@ -429,6 +429,22 @@ static inline struct wire_frame net_rma_frame(const struct net_rma *r, size_t pa
                                 .a = r->window, .b = r->b, .c = r->c };
 }
 
+/* What a module's decoder accepts (wire_limits) for `job`: its ranks here
+ * and those of worlds hosted here, eager frames up to the job's eager limit
+ * or NET_EAGER_ACCEPTED, DATA payloads up to max_data (0: none). */
+static inline struct wire_limits net_wire_limits(const struct net_job *job, uint32_t max_data)
+{
+    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
+    return (struct wire_limits){
+        .job_world = job->job_id, .world_rank = net_world_rank_here,
+        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
+        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
+        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
+        .max_data = max_data, .tag_ub = INT32_MAX,
+        .window = net_rma_window, .acc_element = net_rma_acc_element,
+    };
+}
+
 /* Seconds on the monotonic clock (connect timeouts and retries of the modules). */
 static inline double net_now_seconds(void)
 {

@@ -1594,15 +1594,7 @@ static int listen_on(const struct net_job *job, char *why, size_t why_len)
 static int tcp_init(const struct net_job *job, char *why, size_t why_len)
 {
     tcp.job = job;
-    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
-    tcp.limits = (struct wire_limits){
-        .job_world = job->job_id, .world_rank = net_world_rank_here,
-        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
-        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
-        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
-        .max_data = UINT32_MAX, .tag_ub = INT32_MAX,
-        .window = net_rma_window, .acc_element = net_rma_acc_element,
-    };
+    tcp.limits = net_wire_limits(job, UINT32_MAX);
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
     pthread_mutex_init(&tcp.round, NULL);

@@ -1386,15 +1386,7 @@ static int open_worker(char *why, size_t why_len)
 static int ucx_init(const struct net_job *job, char *why, size_t why_len)
 {
     ucx.job = job;
-    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
-    ucx.limits = (struct wire_limits){
-        .job_world = job->job_id, .world_rank = net_world_rank_here,
-        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
-        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
-        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
-        .max_data = 0, .tag_ub = INT32_MAX,
-        .window = net_rma_window, .acc_element = net_rma_acc_element,
-    };
+    ucx.limits = net_wire_limits(job, 0);
     ucx.events_tail = &ucx.events;
     __cds_wfcq_init(&ucx.qhead, &ucx.qtail);
     CDS_INIT_LIST_HEAD(&ucx.sends);
