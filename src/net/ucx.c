@@ -1130,6 +1130,32 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
     return NULL;
 }
 
+/* Stopping, our endpoint to a peer that only sent to us cannot be made
+ * for our BYE: it ended meanwhile (it had our answer to its BYE, or the
+ * launcher sees it die). Nothing else waits for that endpoint (say_bye
+ * runs once nothing is queued), so the BYE is dropped, not the job. */
+static void bye_unreachable(struct net_peer *peer)
+{
+    struct ucx_peer *ps = peer->transport;
+    struct outgoing *each, *next;
+    cds_list_for_each_entry_safe(each, next, &ps->waiting, waiting) {
+        cds_list_del(&each->waiting);
+        if (each->rndv != NULL) {
+            event_push(EV_SEND_DONE, peer)->sent = each;    /* completed, as for a peer that said BYE */
+            continue;
+        }
+        free(each->owned);
+        free(each);
+    }
+    ps->state = PEER_IDLE;
+    ps->said_bye = true;
+    ucx.connecting--;
+    if (ps->awaiting_answer) {
+        ps->awaiting_answer = false;
+        ucx.awaiting--;
+    }
+}
+
 /* The progress thread: fetches the addresses of peers with queued frames,
  * opens their endpoints, and watches HELLOs that do not complete (a
  * transport that cannot reach the peer may never say so). Lowers
@@ -1178,7 +1204,9 @@ static void resolve_peers(int *wait_ms)
         else
             why = peer_open(peer, addr, &status);
         free(addr);
-        if (why != NULL && rc == 1)
+        if (why != NULL && rc == 1 && atomic_load(&ucx.stopping))
+            bye_unreachable(peer);
+        else if (why != NULL && rc == 1)
             lost(peer, why, status);
         if (rc == 0 && (*wait_ms < 0 || *wait_ms > RESOLVE_RETRY_MS))
             *wait_ms = RESOLVE_RETRY_MS;
