@@ -95,9 +95,12 @@ static const char usage_text[] =
     "                       ssh; default: fork for this machine's names and\n"
     "                       addresses, ssh for other hosts\n"
     "  --ssh-config FILE    ssh's configuration file (ssh -F; also STRAND_SSH_CONFIG)\n"
+    "  --net tcp|ucx|auto   the network between node processes (STRAND_NET): TCP,\n"
+    "                       UCX (when built with it), or auto (the default): UCX\n"
+    "                       where an RDMA device is present, else TCP\n"
     "  -genv NAME VALUE     set NAME=VALUE for the program on every host\n"
     "  -x NAME[=VALUE]      pass NAME (its value here, or VALUE) to other hosts\n"
-    "                       (STRAND_* variables always are)\n"
+    "                       (STRAND_* and UCX_* variables always are)\n"
     "  --version            show Strand's version\n"
     "  --help, -h           show this help\n"
     "  --                   end of options (the next word is the program)\n"
@@ -359,6 +362,11 @@ static void parse_options(int argc, char **argv, struct options *o)
             if (file == NULL || *file == '\0')
                 usage_error("%s needs a file name", "--ssh-config");
             setenv("STRAND_SSH_CONFIG", file, 1);
+        } else if (is_option(a, "--net")) {
+            const char *net = option_value(argv, &i, "--net");
+            if (net == NULL || (strcmp(net, "tcp") != 0 && strcmp(net, "ucx") != 0 && strcmp(net, "auto") != 0))
+                usage_error("--net must be tcp, ucx or auto, not '%s'", net ? net : "");
+            setenv("STRAND_NET", net, 1);
         } else if (is_option(a, "--launcher")) {
             o->launcher = option_value(argv, &i, "--launcher");
             if (o->launcher == NULL || (strcmp(o->launcher, "fork") != 0 && strcmp(o->launcher, "ssh") != 0))
@@ -855,7 +863,8 @@ static int node_of_pid(const struct node_plan *p, pid_t pid)
 }
 
 /* What a node process on another host gets: every STRAND_* variable but
- * the launcher's pid (its agent is its launcher there), -genv and -x. */
+ * the launcher's pid (its agent is its launcher there), every UCX_* one
+ * (UCX reads its settings from the environment), -genv and -x. */
 static char **forwarded_environment(const struct node_plan *p)
 {
     extern char **environ;
@@ -865,7 +874,8 @@ static char **forwarded_environment(const struct node_plan *p)
     char **env = calloc((size_t)(n + p->nforward + 1), sizeof *env);
     int k = 0;
     for (char **e = environ; *e != NULL; e++)
-        if (strncmp(*e, "STRAND_", 7) == 0 && strncmp(*e, "STRAND_LAUNCHER_PID=", 20) != 0)
+        if ((strncmp(*e, "STRAND_", 7) == 0 && strncmp(*e, "STRAND_LAUNCHER_PID=", 20) != 0) ||
+            strncmp(*e, "UCX_", 4) == 0)
             env[k++] = *e;
     for (int i = 0; i < p->nforward; i++)
         env[k++] = p->forward[i];

@@ -350,13 +350,6 @@ static struct lost_peer {
 } lost_peers[LOST_PEERS_MAX];
 static int nlost_peers;
 
-static double monotonic_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static _Noreturn void foreign_peer_loss_ends_job(const struct net_peer *peer, const char *what)
 {
     char line[512];
@@ -377,7 +370,7 @@ static void foreign_peer_lost_reached(struct net_peer *peer, const char *what)
         foreign_peer_loss_ends_job(peer, what);
     struct lost_peer *l = &lost_peers[nlost_peers++];
     l->peer = peer;
-    l->deadline = monotonic_seconds() + LOST_PEER_GRACE_S;
+    l->deadline = net_now_seconds() + LOST_PEER_GRACE_S;
     snprintf(l->what, sizeof l->what, "%s", what);
 }
 
@@ -388,7 +381,7 @@ static int lost_peers_check(void)
 {
     if (STRAND_LIKELY(nlost_peers == 0))
         return -1;
-    double now = monotonic_seconds();
+    double now = net_now_seconds();
     for (int i = 0; i < nlost_peers;) {
         struct lost_peer *l = &lost_peers[i];
         if (atomic_load(&l->peer->users) == 0) {
@@ -400,6 +393,33 @@ static int lost_peers_check(void)
         i++;
     }
     return nlost_peers > 0 ? LOST_PEER_CHECK_MS : -1;
+}
+
+/* STRAND_NET (mpiexec --net): tcp, ucx, or auto (the default): ucx where
+ * it is built and the host has a fabric UCX drives better than the tcp
+ * module does (net_ucx_fabric_present), else tcp. Every node process of a
+ * job must choose the same module: forced, or the same hardware everywhere
+ * (doc/limits.md). */
+static const struct net_ops *choose_module(void)
+{
+    const char *want = getenv("STRAND_NET");
+    if (want == NULL || *want == '\0' || strcmp(want, "auto") == 0) {
+#ifdef HAVE_UCX
+        if (net_ucx_fabric_present())
+            return &net_ucx_ops;
+#endif
+        return &net_tcp_ops;
+    }
+    if (strcmp(want, "tcp") == 0)
+        return &net_tcp_ops;
+    if (strcmp(want, "ucx") == 0) {
+#ifdef HAVE_UCX
+        return &net_ucx_ops;
+#else
+        config_error("%s=ucx, but this Strand was built without UCX (configure --with-ucx)", "STRAND_NET");
+#endif
+    }
+    config_error("%s must be tcp, ucx or auto", "STRAND_NET");
 }
 
 static void *progress_main(void *arg)
@@ -464,10 +484,14 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                 config_error("%s", "out of memory for the remote ranks");
     }
     active = true;
-    ops = &net_tcp_ops;
-    char why[256];
+    ops = choose_module();
+    char why[400];
     if (ops->init(&job, why, sizeof why) != 0) {
-        char line[512];
+        /* Every node process usually fails alike: let node 0 say it, and
+         * the launcher end the others before they repeat it. */
+        if (job.node != 0)
+            sleep(1);
+        char line[600];
         snprintf(line, sizeof line, "Strand MPI: node %d cannot start its %s network: %s\n", job.node,
                  ops->name, why);
         strand_job_abort(1, line);
@@ -569,9 +593,24 @@ void net_job_aborting(int status, const char *message)
 /* ---- addressing: the static rule, then the store ---- */
 
 /* The job's store: PMI's key-value space under srun, else mpiexec's. */
-static int store_get(int node, const char *key, char *value, size_t len)
+bool net_store_available(void)
+{
+    return pmi_active() || net_kv_available();
+}
+
+int net_store_get(int node, const char *key, char *value, size_t len)
 {
     return pmi_active() ? pmi_get(node, key, value, len) : net_kv_get(key, value, len);
+}
+
+int net_store_put(const char *key, const char *value, char *why, size_t why_len)
+{
+    if (!pmi_active())
+        return net_kv_put(key, value, why, why_len);
+    if (pmi_put(key, value) == 0)
+        return 0;
+    snprintf(why, why_len, "cannot put %s in PMI's key-value space", key);
+    return -1;
 }
 
 /* Under PMI: this node's host goes to the key-value space, then the one
@@ -595,7 +634,7 @@ const char *net_peer_host(const struct net_peer *peer)
     if (job.hosts[peer->node] != NULL)
         return job.hosts[peer->node];
     snprintf(key, sizeof key, "host.%d", peer->node);
-    if (store_get(peer->node, key, value, sizeof value) == 1)
+    if (net_store_get(peer->node, key, value, sizeof value) == 1)
         job.hosts[peer->node] = strdup(value);
     return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
 }
@@ -626,7 +665,7 @@ bool net_peer_refused(const struct net_peer *peer)
     if (peer->foreign)
         return false;       /* it said where it listens: there is nowhere else to look */
     snprintf(key, sizeof key, "port.%d", peer->node);
-    if (store_get(peer->node, key, value, sizeof value) == 1) {
+    if (net_store_get(peer->node, key, value, sizeof value) == 1) {
         long port = strtol(value, NULL, 10);
         if (port > 0 && port < 65536 && port != net_peer_port(peer)) {
             moved_ports[peer->node] = (int)port;
@@ -638,7 +677,7 @@ bool net_peer_refused(const struct net_peer *peer)
 
 bool net_port_fallback_allowed(void)
 {
-    return pmi_active() || net_kv_available();
+    return net_store_available();
 }
 
 int net_publish_port(int port, char *why, size_t why_len)
@@ -646,12 +685,7 @@ int net_publish_port(int port, char *why, size_t why_len)
     char key[32], value[32];
     snprintf(key, sizeof key, "port.%d", job.node);
     snprintf(value, sizeof value, "%d", port);
-    if (!pmi_active())
-        return net_kv_put(key, value, why, why_len);
-    if (pmi_put(key, value) == 0)
-        return 0;
-    snprintf(why, why_len, "cannot put %s in PMI's key-value space", key);
-    return -1;
+    return net_store_put(key, value, why, why_len);
 }
 
 static struct net_envelope envelope_of(const struct rank *dest, const struct message *m)
@@ -741,14 +775,21 @@ void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pul
         ops->pull(pull, matched);
 }
 
-struct net_pull *net_withdraw(uint64_t world, int rank, bool (*is_it)(const struct net_pull *, const void *),
-                              const void *arg)
+/* Its first member is its id (net.h). */
+static bool pull_named(const struct net_pull *p, const void *arg)
 {
+    const struct net_pull_id *id = (const struct net_pull_id *)p, *wanted = arg;
+    return id->peer == wanted->peer && id->sender_cookie == wanted->sender_cookie;
+}
+
+struct net_pull *net_withdraw_remote(uint64_t world, uint32_t dest, struct net_peer *peer, uint64_t cookie)
+{
+    struct net_pull_id wanted = { peer, cookie };
     if (launched_world(world))
-        return mailbox_withdraw_remote(strand_node.ranks[rank], is_it, arg);
+        return mailbox_withdraw_remote(strand_node.ranks[dest], pull_named, &wanted);
     registry_read_lock();
-    struct rank *r = world_rank_here(world, rank);
-    struct net_pull *p = r != NULL ? mailbox_withdraw_remote(r, is_it, arg) : NULL;
+    struct rank *r = world_rank_here(world, (int)dest);
+    struct net_pull *p = r != NULL ? mailbox_withdraw_remote(r, pull_named, &wanted) : NULL;
     registry_read_unlock();
     return p;
 }
@@ -763,9 +804,16 @@ bool net_world_rank_here(uint64_t world, uint32_t rank)
     return here;
 }
 
-void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
+const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
+    static const struct wire_limits windows = { .window = net_rma_window, .acc_element = net_rma_acc_element };
+    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
+        const char *why = wire_check_rma_blocks(f, payload, &windows);
+        if (why != NULL)
+            return why;
+    }
     rma_remote_serve(from, f, payload);
+    return NULL;
 }
 
 int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len)

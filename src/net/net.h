@@ -9,8 +9,8 @@
  *    point-to-point leaves the local path (net_send_message), the delivery
  *    of arrived messages into the receiver's mailbox, and the progress
  *    thread;
- *  - one network module, chosen once at start (today: tcp.c), behind the
- *    const table `struct net_ops` below.
+ *  - one network module, chosen once at start (tcp.c, or ucx.c when built:
+ *    STRAND_NET, see net.c), behind the const table `struct net_ops` below.
  *
  * A job of N ranks on K node processes: node j hosts the launched world's
  * ranks [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1
@@ -32,7 +32,8 @@
  *    block in the kernel on a socket: these calls queue work for the
  *    progress thread (a wait-free queue) and wake it; a module may also
  *    write a small message itself with a non-blocking call when that keeps
- *    the order of messages (tcp.c does).
+ *    the order of messages (tcp.c does; ucx.c hands every frame to UCX's
+ *    non-blocking calls under one short lock).
  *  - One progress thread per node process runs ops->progress in a loop. It
  *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
  *    never calls an MPI entry point. It reads every socket, and it is the
@@ -93,6 +94,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "../pt2pt/pt2pt.h"
 #include "../util/registry.h"
@@ -151,6 +153,15 @@ struct net_job {
 enum { NET_EAGER_ACCEPTED = 4 << 20 };
 
 struct net_pull;                    /* a remote rendezvous message (module-defined) */
+
+/* What names a remote rendezvous message at its receiver: the node process
+ * that sent it and the sender's cookie (RTS `b`, CANCEL `a`). Every
+ * module's struct net_pull begins with one, so that the layer can find a
+ * pull by it (net_withdraw_remote) without knowing the rest. */
+struct net_pull_id {
+    struct net_peer *peer;
+    uint64_t sender_cookie;
+};
 
 /* The header fields of a one-sided frame (wire.h: what each means per type). */
 struct net_rma {
@@ -218,6 +229,13 @@ struct net_ops {
 };
 
 extern const struct net_ops net_tcp_ops;
+#ifdef HAVE_UCX
+/* ucx.c: UCP active messages and rendezvous (src/net/README.md). */
+extern const struct net_ops net_ucx_ops;
+/* Main thread: whether this host has a network UCX drives better than the
+ * tcp module (an RDMA device); decides the default module. */
+bool net_ucx_fabric_present(void);
+#endif
 
 /* --- the layer (net.c) --- */
 
@@ -327,6 +345,16 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
 /* This process's contact for its HELLO: "PORT HOST" into out[len];
  * returns its length. */
 size_t net_self_contact(char *out, size_t len);
+/* The job's key-value store itself (PMI's under srun, else mpiexec's), for
+ * what a module cannot derive (the UCX module's worker addresses): whether
+ * there is one; put (main thread, in ops->init: under PMI before the
+ * job's one fence), 0 or -1 with the reason in why[why_len]; get `key`
+ * put by node `node` (any thread), 1 with the value in value[len], 0 when
+ * not (yet) there, -1 when the store cannot be reached. Keys and values:
+ * no spaces or newlines, a line of at most 500 bytes together. */
+bool net_store_available(void);
+int net_store_put(const char *key, const char *value, char *why, size_t why_len);
+int net_store_get(int node, const char *key, char *value, size_t len);
 
 /* The seam (called through pt2pt_deliver when dest->remote != NULL): same
  * contract as mailbox_deliver. Returns QUEUED_EAGER (the send is
@@ -346,17 +374,23 @@ void net_cancel_send(struct rank *dest, struct completion *done);
  * validated (dest is a rank of this process: net_world_rank_here). */
 void net_arrived_eager(const struct net_envelope *env, const void *data);
 void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pull);
-/* The receiver of a remote rendezvous message being withdrawn (CANCEL):
- * mailbox_withdraw_remote on rank `rank` of world `world`. */
-struct net_pull *net_withdraw(uint64_t world, int rank, bool (*is_it)(const struct net_pull *, const void *),
-                              const void *arg);
+/* Progress thread, on a CANCEL from `peer` for its message `cookie` to
+ * rank `dest` of world `world` (validated): the pull taken out of dest's
+ * mailbox if no receive matched it yet (the module owns it again: it
+ * frees it and answers CANCELLED withdrawn), else NULL (a receive has it
+ * or had it). Finds it by the struct net_pull_id that begins every
+ * module's pull. */
+struct net_pull *net_withdraw_remote(uint64_t world, uint32_t dest, struct net_peer *peer, uint64_t cookie);
 /* What the decoder asks about destinations (wire_limits.world_rank):
  * whether rank `rank` of world `world` (not the launched one) runs here. */
 bool net_world_rank_here(uint64_t world, uint32_t rank);
-/* A one-sided frame arrived from `from` (header and block list checked
- * against the window by the decoder); `payload` is valid until the call
- * returns. Served by src/rma/remote.c without any call of the target rank. */
-void net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
+/* A one-sided frame arrived from `from` (its header checked by the
+ * decoder); `payload` is valid until the call returns. The block list of a
+ * PUT, ACC or GET is checked here against the window
+ * (wire_check_rma_blocks): NULL when the frame was served (by
+ * src/rma/remote.c, without any call of the target rank), else why it is
+ * malformed (nothing was done; the module drops the peer). */
+const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
 /* One-sided frames to a node process (any thread): ops->rma_send. */
 int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len);
 /* What the decoder asks about windows and accumulate element types
@@ -371,6 +405,53 @@ bool net_rma_acc_element(uint32_t op, uint32_t element, struct wire_element *out
 int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, uint64_t c, void *payload,
                  size_t payload_len);
 void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload);
+
+/* Frames of both modules: the frame of a message's envelope (EAGER or
+ * RTS, `a` = its bytes, `c` = the receiver's world), the envelope of such a frame, and the header of a
+ * one-sided frame with payload_len bytes of payload. */
+static inline struct wire_frame net_envelope_frame(enum wire_type type, const struct net_envelope *env)
+{
+    return (struct wire_frame){
+        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
+        .dest = (uint32_t)env->dest, .a = env->bytes, .c = env->world,
+    };
+}
+
+static inline struct net_envelope net_frame_envelope(const struct wire_frame *f)
+{
+    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a, f->c };
+}
+
+static inline struct wire_frame net_rma_frame(const struct net_rma *r, size_t payload_len)
+{
+    return (struct wire_frame){ .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
+                                .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
+                                .a = r->window, .b = r->b, .c = r->c };
+}
+
+/* What a module's decoder accepts (wire_limits) for `job`: its ranks here
+ * and those of worlds hosted here, eager frames up to the job's eager limit
+ * or NET_EAGER_ACCEPTED, DATA payloads up to max_data (0: none). */
+static inline struct wire_limits net_wire_limits(const struct net_job *job, uint32_t max_data)
+{
+    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
+    return (struct wire_limits){
+        .job_world = job->job_id, .world_rank = net_world_rank_here,
+        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
+        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
+        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
+        .max_data = max_data, .tag_ub = INT32_MAX,
+        .window = net_rma_window, .acc_element = net_rma_acc_element,
+    };
+}
+
+/* Seconds on the monotonic clock (connect timeouts and retries of the modules). */
+static inline double net_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Progress thread: a peer said goodbye (its ranks all ended): whoever
  * waits for an answer from it is told (dpm_peer_lost). */

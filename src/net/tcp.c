@@ -95,8 +95,7 @@ struct rndv_send {      /* a rendezvous send waiting for its CTS */
 };
 
 struct net_pull {       /* a remote rendezvous message at the receiver */
-    struct net_peer *peer;
-    uint64_t sender_cookie;
+    struct net_pull_id id;          /* first (net.h): its sender and the sender's cookie */
     struct net_envelope env;
     struct strand_request *req;     /* set by pull */
     size_t want;                    /* bytes asked for */
@@ -205,13 +204,6 @@ static struct {
     double connect_timeout, port_timeout;
     size_t data_frame;              /* largest DATA payload we send */
 } tcp;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t now_ns(void)
 {
@@ -335,14 +327,6 @@ static struct op *op_new(enum op_kind kind, struct net_peer *peer, size_t extra)
 
 /* ---- entries called by rank threads ---- */
 
-static struct wire_frame envelope_frame(enum wire_type type, const struct net_envelope *env)
-{
-    return (struct wire_frame){
-        .type = type, .context_id = env->context_id, .source = env->source, .tag = env->tag,
-        .dest = (uint32_t)env->dest, .a = env->bytes, .c = env->world,
-    };
-}
-
 static void frame_queue(struct conn *c, struct op *op);
 
 /* A frame the kernel did not take whole: `written` bytes went out. */
@@ -406,7 +390,7 @@ static int tcp_send_eager(struct net_peer *peer, const struct net_envelope *env,
                           MPI_Datatype type)
 {
     unsigned char header[WIRE_HEADER_BYTES];
-    struct wire_frame f = envelope_frame(WIRE_EAGER, env);
+    struct wire_frame f = net_envelope_frame(WIRE_EAGER, env);
     f.payload_len = (uint32_t)env->bytes;
     wire_encode_header(header, &f);
     if (send_direct(peer, header, buf, count, type, env->bytes))
@@ -432,7 +416,7 @@ static int tcp_send_rendezvous(struct net_peer *peer, const struct net_envelope 
     }
     *s = (struct rndv_send){ buf, count, type, env->bytes, done, peer, env->dest, env->world };
     op->rndv = s;
-    struct wire_frame f = envelope_frame(WIRE_RTS, env);
+    struct wire_frame f = net_envelope_frame(WIRE_RTS, env);
     wire_encode_header(op->header, &f);     /* the cookie (b) is added by the progress thread */
     submit(op);
     return MPI_SUCCESS;
@@ -443,7 +427,7 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
     pull->req = req;
     size_t capacity = (size_t)req->count * req->type->size;
     pull->want = pull->env.bytes < capacity ? pull->env.bytes : capacity;
-    struct op *op = op_new(OP_CTS, pull->peer, 0);
+    struct op *op = op_new(OP_CTS, pull->id.peer, 0);
     if (op == NULL)
         out_of_memory();
     op->pull = pull;
@@ -457,9 +441,7 @@ static void tcp_pull(struct net_pull *pull, struct strand_request *req)
  * it goes through the progress thread's queue like RTS. */
 static int tcp_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
 {
-    struct wire_frame f = { .type = r->type, .payload_len = (uint32_t)payload_len, .context_id = r->flags,
-                            .source = (int32_t)r->source, .tag = r->code, .dest = r->dest,
-                            .a = r->window, .b = r->b, .c = r->c };
+    struct wire_frame f = net_rma_frame(r, payload_len);
     struct op *op = op_new(OP_FRAME, peer, 0);
     if (op == NULL) {
         free(payload);
@@ -574,7 +556,7 @@ static bool connect_peer(struct net_peer *peer)
         c->rpos = c->rlen = 0;
         c->in_payload = false;
         c->peer_said_bye = false;
-        ps->give_up_at = now_seconds() + (peer->foreign ? tcp.port_timeout : tcp.connect_timeout);
+        ps->give_up_at = net_now_seconds() + (peer->foreign ? tcp.port_timeout : tcp.connect_timeout);
     }
     ps->retry_at = 0;
     if (resolve(net_peer_host(peer), port, &addr, &len) != 0)
@@ -600,7 +582,7 @@ static void retry_later(struct peer_state *ps)
         tcp.retrying = ps;
         ps->in_retry_list = true;
     }
-    ps->retry_at = now_seconds() + CONNECT_RETRY_MS * 1e-3;
+    ps->retry_at = net_now_seconds() + CONNECT_RETRY_MS * 1e-3;
     /* The retry is the progress thread's timer: a rank's round that got
      * here must make it recompute its timeout. */
     kick_progress();
@@ -632,7 +614,7 @@ static void connect_failed(struct conn *c, const char *why)
     c->in_payload = false;
     if (!c->peer->foreign)
         net_peer_refused(c->peer);
-    if (c->peer->foreign || now_seconds() > ps->give_up_at) {
+    if (c->peer->foreign || net_now_seconds() > ps->give_up_at) {
         char what[300];
         snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer), port, why);
         peer_forget(ps, what);
@@ -661,7 +643,7 @@ static void hello_send(struct conn *c)
         return;
     }
     c->state = CONN_HELLO;
-    c->hello_check_at = now_seconds() + HELLO_CHECK_MS * 1e-3;
+    c->hello_check_at = net_now_seconds() + HELLO_CHECK_MS * 1e-3;
     tcp.hellos_waiting++;
     conn_want_write(c, false);
     kick_progress();                /* the HELLO check is the progress thread's timer, as a retry */
@@ -699,7 +681,7 @@ static void check_hellos(int *timeout_ms)
 {
     if (tcp.hellos_waiting == 0)
         return;
-    double now = now_seconds();
+    double now = net_now_seconds();
     for (int i = 0; i < tcp.nconns; i++) {
         struct conn *c = tcp.conns[i];
         if (c->state != CONN_HELLO)
@@ -911,7 +893,7 @@ static void dispatch(struct op *op)
         op->kind = OP_FRAME;
     } else if (op->kind == OP_CTS) {
         struct net_pull *p = op->pull;
-        struct wire_frame f = { .type = WIRE_CTS, .a = p->sender_cookie, .b = cookie_insert(&tcp.pulls, p),
+        struct wire_frame f = { .type = WIRE_CTS, .a = p->id.sender_cookie, .b = cookie_insert(&tcp.pulls, p),
                                 .c = p->want };
         wire_encode_header(op->header, &f);
         op->kind = OP_FRAME;
@@ -1028,7 +1010,7 @@ static void pull_finish(struct net_pull *p)
 static void data_begin(struct conn *c, const struct wire_frame *f)
 {
     struct net_pull *p = cookie_find(&tcp.pulls, f->a);
-    if (p == NULL || p->peer != c->peer)
+    if (p == NULL || p->id.peer != c->peer)
         protocol_error(c, "DATA for an unknown pull");
     if (f->b != p->got || f->payload_len > p->want - p->got || (f->payload_len == 0 && p->want > 0))
         protocol_error(c, "DATA frame out of place or beyond what was asked");
@@ -1088,27 +1070,10 @@ static void frame_begin(struct conn *c, const struct wire_frame *f)
     }
 }
 
-static struct net_envelope envelope_of(const struct wire_frame *f)
-{
-    return (struct net_envelope){ f->context_id, f->source, f->tag, (int)f->dest, (size_t)f->a, f->c };
-}
-
-struct withdraw_key {
-    struct net_peer *peer;
-    uint64_t cookie;
-};
-
-static bool pull_is(const struct net_pull *p, const void *arg)
-{
-    const struct withdraw_key *k = arg;
-    return p->peer == k->peer && p->sender_cookie == k->cookie;
-}
-
 /* The sender cancels: withdraw the message if no receive matched it yet. */
 static void answer_cancel(struct conn *c, const struct wire_frame *f)
 {
-    struct withdraw_key key = { c->peer, f->a };
-    struct net_pull *p = net_withdraw(f->c, (int)f->dest, pull_is, &key);
+    struct net_pull *p = net_withdraw_remote(f->c, f->dest, c->peer, f->a);
     bool withdrawn = p != NULL;
     free(p);
     struct op *op = op_new(OP_FRAME, c->peer, 0);
@@ -1130,15 +1095,12 @@ static void cancel_answered(struct conn *c, const struct wire_frame *f)
     free(s);
 }
 
-/* A one-sided frame: its block list is checked against the window before it is served. */
+/* A one-sided frame: served, unless its block list does not fit the window. */
 static void rma_arrived(struct conn *c, const struct wire_frame *f, const unsigned char *payload)
 {
-    if (f->type == WIRE_RMA_PUT || f->type == WIRE_RMA_ACC || f->type == WIRE_RMA_GET) {
-        const char *why = wire_check_rma_blocks(f, payload, &tcp.limits);
-        if (why != NULL)
-            protocol_error(c, why);
-    }
-    net_rma_arrived(c->peer, f, payload);
+    const char *why = net_rma_arrived(c->peer, f, payload);
+    if (why != NULL)
+        protocol_error(c, why);
 }
 
 static void frame_end(struct conn *c, const struct wire_frame *f, const char *payload)
@@ -1149,7 +1111,7 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
     }
     switch (f->type) {
     case WIRE_EAGER: {
-        struct net_envelope env = envelope_of(f);
+        struct net_envelope env = net_frame_envelope(f);
         net_arrived_eager(&env, payload);
         return;
     }
@@ -1157,9 +1119,8 @@ static void frame_end(struct conn *c, const struct wire_frame *f, const char *pa
         struct net_pull *p = calloc(1, sizeof *p);
         if (p == NULL)
             out_of_memory();
-        p->peer = c->peer;
-        p->sender_cookie = f->b;
-        p->env = envelope_of(f);
+        p->id = (struct net_pull_id){ c->peer, f->b };
+        p->env = net_frame_envelope(f);
         net_arrived_rendezvous(&p->env, p);
         return;
     }
@@ -1399,7 +1360,7 @@ static void conn_writable(struct conn *c)
 static void retry_connects(int *timeout_ms)
 {
     check_hellos(timeout_ms);       /* first: it may schedule retries */
-    double now = now_seconds();
+    double now = net_now_seconds();
     struct peer_state **link = &tcp.retrying;
     while (*link != NULL) {
         struct peer_state *ps = *link;
@@ -1633,15 +1594,7 @@ static int listen_on(const struct net_job *job, char *why, size_t why_len)
 static int tcp_init(const struct net_job *job, char *why, size_t why_len)
 {
     tcp.job = job;
-    size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
-    tcp.limits = (struct wire_limits){
-        .job_world = job->job_id, .world_rank = net_world_rank_here,
-        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
-        .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
-        .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
-        .max_data = UINT32_MAX, .tag_ub = INT32_MAX,
-        .window = net_rma_window, .acc_element = net_rma_acc_element,
-    };
+    tcp.limits = net_wire_limits(job, UINT32_MAX);
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
     pthread_mutex_init(&tcp.round, NULL);
@@ -1699,9 +1652,9 @@ static void drain_before_close(void)
         else
             fds[i].fd = -1;
     }
-    double deadline = now_seconds() + CLOSE_DRAIN_MS * 1e-3;
-    while (open > 0 && now_seconds() < deadline) {
-        if (poll(fds, (nfds_t)tcp.nconns, (int)((deadline - now_seconds()) * 1e3) + 1) <= 0)
+    double deadline = net_now_seconds() + CLOSE_DRAIN_MS * 1e-3;
+    while (open > 0 && net_now_seconds() < deadline) {
+        if (poll(fds, (nfds_t)tcp.nconns, (int)((deadline - net_now_seconds()) * 1e3) + 1) <= 0)
             break;
         for (int i = 0; i < tcp.nconns; i++) {
             char discard[4096];

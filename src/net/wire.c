@@ -234,7 +234,7 @@ static const char *check_frame(const struct wire_frame *f, const struct wire_lim
             return "DATA frame longer than the limit";
         return NULL;
     case WIRE_BYE:
-        return f->payload_len != 0 ? "BYE with a payload" : NULL;
+        return f->payload_len != 0 || f->a > 1 || f->b != 0 || f->c != 0 ? "malformed BYE" : NULL;
     case WIRE_CANCEL:
         if (f->payload_len != 0)
             return "CANCEL with a payload";

@@ -37,7 +37,7 @@
  * ended (`offset`, from 0), until the bytes wanted are sent; only a
  * message of 0 bytes is answered by an empty frame. The receiver checks
  * every offset and length against its pull.
- *  BYE     0                 0                  0          none
+ *  BYE     0, or 1: answer   0                  0          none
  *  CANCEL  sender cookie     0                  dest world none (dest: the receiving rank)
  *  CANCELLED sender cookie   1 withdrawn, 0 not 0          none
  *  DPM     (context_id: the dynamic-process message kind; a, b, c and the
@@ -47,6 +47,10 @@
  * A world is named by its 64-bit id (the launched world's is its job id),
  * so a frame may address any rank of any world hosted by the receiving
  * node process, whichever job sent it.
+ *
+ * BYE with a = 1 answers a BYE: the UCX module closes its endpoints only
+ * once every peer it said goodbye to has answered (src/net/ucx.c); the tcp
+ * module sends a = 0 only.
  *
  * One-sided frames (RMA): the window is named by its id (`a`, agreed by
  * its members at MPI_Win_create) and two window ranks: `source`, the rank

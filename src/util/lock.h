@@ -5,6 +5,8 @@
 #ifndef STRAND_UTIL_LOCK_H
 #define STRAND_UTIL_LOCK_H
 
+#include <stdbool.h>
+
 #include "futex.h"
 
 struct lite_lock {
@@ -22,6 +24,14 @@ static inline void lite_lock(struct lite_lock *lock)
                                                 memory_order_acquire, memory_order_relaxed))
         return;
     lite_lock_slow(lock);
+}
+
+/* Takes the lock only if it is free: true when taken. */
+static inline bool lite_trylock(struct lite_lock *lock)
+{
+    unsigned expected = 0;
+    return atomic_compare_exchange_strong_explicit(&lock->state, &expected, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
 }
 
 static inline void lite_unlock(struct lite_lock *lock)

@@ -5,7 +5,11 @@
  * (mpiexec -n K --nodes K, K >= 3): after a ring exchange, each node process
  * holds at most 3 TCP sockets (listening, one it opened to its right
  * neighbour, one its left neighbour opened to it), counted in /proc/self/fd
- * among the TCP sockets on the job's ports (/proc/self/net/tcp{,6}).
+ * among the TCP sockets on the job's ports (/proc/self/net/tcp{,6}). The
+ * same holds over UCX (--net ucx with UCX_NET_DEVICES=lo): its tcp
+ * transport listens once and connects only to the peers messages go to;
+ * its ports are not the job's static ones, so there every TCP socket of
+ * the process counts (its other sockets, local Unix ones, do not).
  * Minimum ranks: 2 (with one node process it checks the data only).
  */
 #include <dirent.h>
@@ -15,15 +19,18 @@
 
 /* Whether socket inode `inode` is one of the job's TCP sockets: in
  * /proc/self/net/tcp{,6} with a local or remote port among the job's
- * static ports (STRAND_NET_PORT .. + STRAND_NODES - 1). Other sockets (a
- * PMI or PMIx connection under srun) do not count. */
+ * static ports (STRAND_NET_PORT .. + STRAND_NODES - 1), or, over UCX
+ * (STRAND_NET=ucx), any. Other sockets (a PMI or PMIx connection under
+ * srun) do not count over TCP. */
 static int is_job_socket(unsigned long inode)
 {
     static const char *const tables[] = { "/proc/self/net/tcp", "/proc/self/net/tcp6" };
     const char *base_text = getenv("STRAND_NET_PORT"), *nodes_text = getenv("STRAND_NODES");
-    if (base_text == NULL || nodes_text == NULL)
+    const char *net = getenv("STRAND_NET");
+    int any_port = net != NULL && strcmp(net, "ucx") == 0;
+    if (!any_port && (base_text == NULL || nodes_text == NULL))
         return 0;
-    unsigned base = (unsigned)atoi(base_text), nodes = (unsigned)atoi(nodes_text);
+    unsigned base = base_text ? (unsigned)atoi(base_text) : 0, nodes = nodes_text ? (unsigned)atoi(nodes_text) : 0;
     for (int t = 0; t < 2; t++) {
         FILE *f = fopen(tables[t], "r");
         char line[512];
@@ -34,7 +41,7 @@ static int is_job_socket(unsigned long inode)
             /* sl local:port remote:port st tx:rx tr:when retrnsmt uid timeout inode */
             found = sscanf(line, "%*s %*[0-9A-F]:%x %*[0-9A-F]:%x %*s %*s %*s %*s %*s %*s %lu", &local, &remote,
                            &entry) == 3 &&
-                    entry == inode && (local - base < nodes || remote - base < nodes);
+                    entry == inode && (any_port || local - base < nodes || remote - base < nodes);
         }
         if (f != NULL)
             fclose(f);
@@ -99,7 +106,7 @@ int main(int argc, char **argv)
     int sockets = sockets_open();
     if (argc > 1 && strcmp(argv[1], "one-rank-per-node") == 0)
         CHECK(sockets >= 1 && sockets <= 3,
-              "%d sockets open after a ring exchange (expected 1 to 3: listening, right, left)", sockets);
+              "%d TCP sockets open after a ring exchange (expected 1 to 3: listening, right, left)", sockets);
     /* Collecting the results talks to rank 0: not before everyone counted. */
     ring_barrier(rank, size);
     return tu_finish(errs);

@@ -9,8 +9,9 @@
  *     reverse: the pulled bytes are laid out by each side's datatype.
  *   - A receive shorter than the message: MPI_ERR_TRUNCATE, nothing
  *     written past the buffer.
- *   - MPI_Issend to a partner that has not posted its receive does not
- *     complete (checked for 100 ms), and completes once the receive is posted.
+ *   - MPI_Issend (of one int, and of nothing) to a partner that has not
+ *     posted its receive does not complete (checked for 100 ms), and
+ *     completes once the receive is posted.
  * Minimum ranks: 2.
  */
 #include "testutil.h"
@@ -105,25 +106,28 @@ static int truncated(int rank, int peer)
     return errs;
 }
 
-static int synchronous(int rank, int peer)
+static int synchronous(int rank, int peer, int n)
 {
     int errs = 0, v = 42, flag = 0;
     if (rank < peer) {
         MPI_Request req;
-        CHECK_RC(MPI_Issend(&v, 1, MPI_INT, peer, TAG_SYNC, MPI_COMM_WORLD, &req));
+        CHECK_RC(MPI_Issend(&v, n, MPI_INT, peer, TAG_SYNC, MPI_COMM_WORLD, &req));
         double t0 = MPI_Wtime();
         while (MPI_Wtime() - t0 < 0.1 && !flag) {
             CHECK_RC(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
             tu_sleep_ms(1);
         }
-        CHECK(!flag, "MPI_Issend completed before the receiver posted its receive");
+        CHECK(!flag, "MPI_Issend of %d ints completed before the receiver posted its receive", n);
         CHECK_RC(MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_GO, MPI_COMM_WORLD));
         CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
     } else {
-        int got = 0;
+        int got = -1, count = -1;
+        MPI_Status st;
         CHECK_RC(MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        CHECK_RC(MPI_Recv(&got, 1, MPI_INT, peer, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        CHECK(got == 42, "synchronous message: got %d", got);
+        CHECK_RC(MPI_Recv(&got, 1, MPI_INT, peer, TAG_SYNC, MPI_COMM_WORLD, &st));
+        CHECK_RC(MPI_Get_count(&st, MPI_INT, &count));
+        CHECK(count == n, "synchronous message of %d ints: count %d", n, count);
+        CHECK(got == (n == 1 ? 42 : -1), "synchronous message of %d ints: got %d", n, got);
     }
     return errs;
 }
@@ -150,7 +154,8 @@ int main(int argc, char **argv)
     if (paired) {
         errs += vector_exchange(rank, peer);
         errs += truncated(rank, peer);
-        errs += synchronous(rank, peer);
+        errs += synchronous(rank, peer, 1);
+        errs += synchronous(rank, peer, 0);
     }
     return tu_finish(errs);
 }

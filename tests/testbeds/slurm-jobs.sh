@@ -93,6 +93,16 @@ suite() { # NAME RUN-TESTS-OPTIONS...
 # (Not the entries of 16 node processes: the bed has 6 Slurm nodes.)
 suite suite_pmi2 --srun "srun --mpi=pmi2 --overcommit" --skip 'nodes16'
 
+# --- over UCX (when built): worker addresses through PMI's key-value space --
+if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
+    export UCX_NET_DEVICES=lo
+    STRAND_NET=ucx run ucx_send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
+    STRAND_NET=ucx run ucx_four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 "$progs/coll_hier"
+    STRAND_NET=ucx run ucx_rma 0 "" "${pmi2[@]}" -N 3 -n 7 "$progs/rma_net"
+    [ "$have_pmix" = yes ] && STRAND_NET=ucx run ucx_pmix 0 "" srun --mpi=pmix -N 3 -n 6 "$progs/net_rendezvous"
+    unset UCX_NET_DEVICES
+fi
+
 # --- the same under PMIx (srun --mpi=pmix), when built ---------------------
 if [ "$have_pmix" = yes ]; then
     pmix=(srun --mpi=pmix)

@@ -75,6 +75,28 @@ job net_anysource 0 "" -hosts "$hosts" -n 5 "$progs/net_anysource"
 job launcher_ssh_both 0 "" --launcher ssh -hosts "$hosts" -n 4 "$progs/ring_large"
 job three_nodes 0 "" -hosts "$hosts,$ADDR_B" -n 6 "$progs/coll_allgather"
 
+# --- over UCX (when built): its tcp transport on the veth --------------------
+# (UCX_* variables reach the remote node process like STRAND_* ones.)
+if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
+    export UCX_NET_DEVICES=$DEV
+    job ucx_send_modes 0 "" --net ucx -hosts "$hosts" -n 4 "$progs/send_modes"
+    job ucx_rendezvous 0 "" --net ucx -hosts "$hosts" -n 4 "$progs/net_rendezvous"
+    job ucx_rma 0 "" --net ucx -hosts "$hosts" -n 5 "$progs/rma_net"
+    job ucx_ssh_both 0 "" --net ucx --launcher ssh -hosts "$hosts" -n 6 "$progs/coll_allgather"
+    job ucx_killed ANY 'node 1 \(ranks 2-3\) on host 169\.254\.77\.2 was killed by signal 9' \
+        --net ucx -hosts "$hosts" -n 4 "$progs/net_fail" kill
+    # UCX's tcp transport on a device that does not exist: one clear
+    # message, no hang, nothing left on either host. (Not UCX_NET_DEVICES
+    # alone: UCX would then fall back to shared memory, and it takes the
+    # namespaces for one host, which they are not for its wake-ups.)
+    UCX_TLS=tcp UCX_NET_DEVICES=strand_no_such_device job ucx_no_device ANY \
+        'node 0 cannot start its ucx network: UCX finds no usable transport.*UCX_NET_DEVICES=strand_no_such_device' \
+        --net ucx -hosts "$hosts" -n 4 "$progs/coll_bcast"
+    unset UCX_NET_DEVICES
+else
+    echo "ucx: skipped (Strand was built without UCX)"
+fi
+
 # --- failures --------------------------------------------------------------
 job remote_abort 7 '^\[3\] Strand MPI: MPI_Abort called by rank 3' \
     -l -hosts "$hosts" -n 4 "$progs/net_fail" abort

@@ -95,6 +95,13 @@ run_job closed.log -n 1 "$prog" closedport "file:$work/closed"; closer=$last
 for _ in $(seq 300); do [ -s "$work/closed" ] && break; sleep 0.1; done
 "$mpiexec" -n 2 "$prog" badport "$(cat "$work/closed")" 2 >bad3.log 2>&1
 expect_in bad3.log "^ No Errors$" "connect to a closed port of a live node process"
+# Over UCX a job reaches the node processes of its own job only: a connect
+# to another job fails at once with MPI_ERR_PORT (doc/limits.md).
+if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
+    UCX_NET_DEVICES=lo "$mpiexec" --net ucx -n 2 --nodes 2 "$prog" badport "$(cat "$work/closed")" 5 \
+        >bad-ucx.log 2>&1
+    expect_in bad-ucx.log "^ No Errors$" "connect from a job over UCX to another job"
+fi
 touch "$work/closed.done"
 expect_job "$closer" closed.log 0 "the process of the closed port"
 if command -v python3 >/dev/null; then

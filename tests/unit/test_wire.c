@@ -156,7 +156,7 @@ static enum wire_status decode_exact(const unsigned char *bytes, size_t len, str
     return st;
 }
 
-enum { VALID_FRAMES = 22 };
+enum { VALID_FRAMES = 23 };
 
 static struct wire_frame valid_frame(int which)
 {
@@ -191,6 +191,7 @@ static struct wire_frame valid_frame(int which)
     case 4: return (struct wire_frame){ .type = WIRE_DATA, .payload_len = 4096, .a = 99 };
     case 5: return (struct wire_frame){ .type = WIRE_CANCEL, .dest = 10, .a = 77 };
     case 6: return (struct wire_frame){ .type = WIRE_CANCELLED, .a = 77, .b = 1 };
+    case 7: return (struct wire_frame){ .type = WIRE_BYE, .a = 1 };       /* the answer to a BYE */
     default: return (struct wire_frame){ .type = WIRE_BYE };
     }
 }
@@ -242,6 +243,8 @@ static void test_each_rule(void)
         { .type = WIRE_RTS, .dest = 9, .a = WIRE_MESSAGE_MAX + 1 },
         { .type = WIRE_DATA, .payload_len = (1u << 30) + 1 },
         { .type = WIRE_BYE, .payload_len = 1 },
+        { .type = WIRE_BYE, .a = 2 },                                            /* neither goodbye nor answer */
+        { .type = WIRE_BYE, .b = 1 },
         { .type = WIRE_CANCEL, .dest = 3 },
         { .type = WIRE_CANCELLED, .b = 2 },
         { .type = WIRE_RMA_LOCK, .source = 1, .dest = 2, .a = WINDOW_ID + 1 },           /* unknown window */

@@ -1,0 +1,1519 @@
+/* The UCX network module (net.h): UCP active messages carry the wire
+ * frames of wire.h, UCX's own rendezvous moves large messages, one UCP
+ * worker per node process sleeps on its event fd between events.
+ * src/net/README.md and doc/architecture.md say why it is built this way.
+ *
+ * Frames. Every frame is one active message (AM_ID) whose header is
+ * FRAME_HEADER_BYTES: the sending node's index and a sequence number
+ * (little-endian u32 each), then the 48-byte header of wire.h, checked by
+ * wire_decode_header like a TCP frame. Its data is the frame's payload
+ * (EAGER, RMA_*), sent with UCP_AM_SEND_FLAG_EAGER, or, for RTS, the whole
+ * message, sent with UCP_AM_SEND_FLAG_RNDV: the receiver gets the header
+ * and a descriptor, and pulls the data (ucp_am_recv_data_nbx) when a
+ * receive matches, so matching, MPI_ANY_SOURCE, probe and cancel stay in
+ * Strand's mailbox. UCX completes the send once the receiver has the data.
+ * CTS and DATA are not used: UCX's rendezvous replaces them, for messages
+ * of any size (over 4 GiB too). Frames name their destination world as
+ * over TCP (wire.h); dynamic-process frames (DPM) travel like one-sided
+ * ones and go to net_dpm_arrived.
+ *
+ * Peers. The module reaches the node processes of its own job (their
+ * worker addresses are in the job's store); one of another job, named by
+ * a TCP contact, is given up at its first use (foreign_unreachable).
+ *
+ * Endpoints. Node j creates its worker at start and puts the worker's
+ * address in the job's key-value store (`ucx.<j>`, hex, in chunks); a node
+ * fetches a peer's address when it first sends to it, creates an endpoint
+ * and sends HELLO on it first. A node sends to a peer only on its own
+ * endpoint, so all its frames to that peer keep their order (one endpoint,
+ * one UCX active-message lane). The receiver checks the sequence numbers:
+ * UCP does not promise this order for active messages, it is what its
+ * transports do (its tag matching relies on the same), and a broken order
+ * ends the job rather than misordering messages.
+ *
+ * Threads. `ucx.lock` serializes the worker (UCS_THREAD_MODE_SERIALIZED)
+ * and this module's state. The progress thread holds it whenever it is
+ * awake and gives it up only to sleep (ucx_progress). Other threads never
+ * wait for it: they take it only when it is free (lite_trylock), to hand
+ * UCX a frame or a pull at once (a small contiguous eager frame straight
+ * from the caller's buffer, if UCX's short protocol completes it:
+ * UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), and otherwise queue the work for the
+ * progress thread, which is then awake (hand_over). UCX's callbacks only
+ * record events; the progress thread runs them after the worker's
+ * progress call returned, still holding the lock: delivery into mailboxes,
+ * one-sided serving, completions. No thread waits for the lock while it
+ * holds another (rank threads never wait for it, the progress thread only
+ * when it wakes up, holding nothing, and the main thread at the end), so
+ * the upcalls may take other locks (a mailbox's, a window's) that a rank
+ * thread holds while it hands work over, and may hand work over
+ * themselves (an RMA reply: queued, done in the next round). */
+#define _LGPL_SOURCE
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/list.h>
+#include <urcu/wfcqueue.h>
+
+#include "../datatype/datatype.h"
+#include "net.h"
+#include "ucx_api.h"
+#include "wire.h"
+
+enum {
+    AM_ID = 1,                                  /* the one active-message handler */
+    FRAME_HEADER_BYTES = 8 + WIRE_HEADER_BYTES, /* node, sequence number, wire header */
+    RESOLVE_RETRY_MS = 20,
+    DEFAULT_CONNECT_TIMEOUT_S = 60,
+    BYE_ANSWER_TIMEOUT_S = 10,
+    ADDRESS_CHUNK_BYTES = 200,                  /* address bytes per key: 400 hex digits */
+    ADDRESS_MAX_BYTES = 64 << 10,
+    PROGRESS_ROUNDS = 16,                       /* worker progress calls between deliveries */
+};
+
+/* ---- state ---- */
+
+enum peer_state {
+    PEER_IDLE,          /* never sent to */
+    PEER_RESOLVING,     /* frames queued; the progress thread fetches its address */
+    PEER_OPEN,          /* `ep` exists: frames go straight to UCX */
+};
+
+struct rndv_send;
+
+/* Work a thread hands to the worker: done at once when the lock is free
+ * (and nothing queued before it could be overtaken), else queued for the
+ * progress thread (hand_over). */
+enum handoff_kind { HANDOFF_FRAME, HANDOFF_PULL, HANDOFF_CANCEL, HANDOFF_FOREIGN };
+
+struct handoff {
+    struct cds_wfcq_node qnode;
+    enum handoff_kind kind;
+    struct net_peer *ordered;       /* frames: keeps its order with the peer's other frames */
+};
+
+/* A frame on its way: its header must live until UCX completes the send
+ * (UCP 1.13 may read it late), and so must an eager payload, copied here
+ * since the caller's buffer is free once send_eager returns. */
+struct outgoing {
+    struct handoff handoff;
+    struct cds_list_head waiting;   /* in the peer's `waiting` while PEER_RESOLVING */
+    struct net_peer *peer;
+    struct rndv_send *rndv;         /* RTS: the send it announces (its data); NULL: eager */
+    unsigned flags;                 /* UCP_AM_SEND_FLAG_* besides EAGER/RNDV */
+    bool hello;                     /* the HELLO that opens the peer's endpoint */
+    size_t len;                     /* eager: payload bytes, at `payload` */
+    const void *payload;            /* data[], or `owned` */
+    void *owned;                    /* a payload lent by its owner: freed with the frame */
+    unsigned char header[FRAME_HEADER_BYTES];
+    unsigned char data[];
+};
+
+/* A rendezvous send from its RTS until UCX completed it (and, when it was
+ * cancelled, until the receiver said whether it withdrew it). */
+struct rndv_send {
+    struct cds_list_head link;      /* ucx.sends, once handed to UCX */
+    struct completion *done;
+    struct net_peer *peer;
+    uint64_t cookie;                /* names it in CANCEL/CANCELLED: never reused */
+    int dest;                       /* receiving rank ... */
+    uint64_t world;                 /* ... of this world */
+    const void *data;               /* the user's buffer, or `packed` */
+    size_t bytes;
+    void *packed;                   /* a non-contiguous send's bytes */
+    struct outgoing *rts;
+    bool transferred;               /* UCX completed the send */
+    ucs_status_t status;
+    bool cancel_asked;
+    enum { ANSWER_NONE, ANSWER_WITHDRAWN, ANSWER_MATCHED } answer;
+};
+
+struct net_pull {                   /* a remote rendezvous message at the receiver */
+    struct net_pull_id id;          /* first (net.h): its sender and the sender's cookie */
+    struct handoff handoff;
+    struct cds_list_head link;      /* ucx.unpulled, while it holds `desc` */
+    struct net_envelope env;
+    void *desc;                     /* UCX's descriptor, until the pull starts */
+    struct strand_request *req;
+    size_t want;                    /* bytes the receive takes */
+    char *temp;                     /* non-contiguous or truncated receive: the data lands here */
+};
+
+struct ucx_peer {                   /* net_peer.transport; all under ucx.lock but `queued` */
+    atomic_int queued;              /* its frames handed over, not yet submitted */
+    enum peer_state state;
+    ucp_ep_h ep;                    /* ours to it */
+    struct cds_list_head waiting;   /* frames queued while PEER_RESOLVING, in order */
+    uint32_t seq_out, seq_in;
+    bool hello_seen;                /* its HELLO arrived: its frames may follow */
+    bool said_bye;                  /* it ended cleanly: frames to it are dropped (but BYE's answer) */
+    bool awaiting_answer;           /* our BYE to it is not answered yet */
+    bool hello_sent;                /* our HELLO completed locally */
+    double retry_at, give_up_at;
+};
+
+/* What a UCX callback recorded for the progress thread to act on with the
+ * lock released. */
+enum event_kind { EV_FRAME, EV_PULL_DONE, EV_SEND_DONE, EV_FAILED, EV_BAD_FRAME, EV_FOREIGN };
+
+struct event {
+    struct event *next;
+    enum event_kind kind;
+    struct net_peer *peer;
+    struct wire_frame frame;        /* EV_FRAME */
+    void *data;                     /* EV_FRAME: payload (UCX's until released) or RTS descriptor */
+    bool owned;                     /* data was copied (free, not ucp_am_data_release) */
+    struct net_pull *pull;          /* EV_PULL_DONE */
+    struct outgoing *sent;          /* EV_SEND_DONE */
+    struct completion *done;        /* EV_FOREIGN: a send to signal, or NULL */
+    ucs_status_t status;
+    const char *why;                /* EV_BAD_FRAME, EV_FAILED */
+};
+
+static struct {
+    const struct net_job *job;
+    struct wire_limits limits;
+    struct lite_lock lock;          /* the worker and everything below */
+    ucp_context_h context;
+    ucp_worker_h worker;
+    int efd;
+    ucp_err_handling_mode_t err_mode;
+    struct ucx_peer *peers;
+    struct event *events, **events_tail;
+    struct cds_list_head sends;     /* rendezvous sends not over yet */
+    struct cds_list_head unpulled;  /* remote rendezvous messages whose descriptor UCX keeps for us */
+    long in_flight;                 /* eager sends UCX has not completed */
+    int connecting;                 /* peers PEER_RESOLVING, or PEER_OPEN before HELLO completed */
+    double connect_timeout;
+    atomic_uint_fast64_t next_cookie;
+    atomic_bool kicked;             /* work for the progress thread since it last looked */
+    bool touched;                   /* a UCX operation started since the worker was last progressed */
+    struct __cds_wfcq_head qhead;   /* handed-over work: any thread -> progress thread */
+    struct cds_wfcq_tail qtail;
+    atomic_bool asleep;             /* the progress thread may be in poll() */
+    atomic_bool stopping;
+    bool bye_sent;
+    int awaiting;                   /* peers with awaiting_answer */
+    double bye_deadline;
+} ucx = { .lock = LITE_LOCK_INIT };
+
+static struct net_peer unknown_peer = { .node = -1 };
+
+static _Noreturn void out_of_memory(void)
+{
+    strand_job_abort(1, "Strand MPI: out of memory in the UCX network module\n");
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The UCX settings a failure message names. */
+static void describe_settings(char *out, size_t len)
+{
+    const char *tls = getenv("UCX_TLS"), *devices = getenv("UCX_NET_DEVICES");
+    snprintf(out, len, "UCX_TLS=%s, UCX_NET_DEVICES=%s", tls != NULL ? tls : "(unset: all)",
+             devices != NULL ? devices : "(unset: all)");
+}
+
+/* ---- events (recorded under the lock, run without it) ---- */
+
+static struct event *event_push(enum event_kind kind, struct net_peer *peer)
+{
+    struct event *ev = calloc(1, sizeof *ev);
+    if (ev == NULL)
+        out_of_memory();
+    ev->kind = kind;
+    ev->peer = peer;
+    *ucx.events_tail = ev;
+    ucx.events_tail = &ev->next;
+    return ev;
+}
+
+static struct event *events_take(void)
+{
+    struct event *all = ucx.events;
+    ucx.events = NULL;
+    ucx.events_tail = &ucx.events;
+    return all;
+}
+
+/* Any thread, after handing the progress thread work: the signal if it
+ * sleeps or is about to. */
+static void wake_sleeper(void)
+{
+    if (atomic_exchange(&ucx.asleep, false))
+        UCP(ucp_worker_signal)(ucx.worker);
+}
+
+/* Any thread, under the lock: releases it, and when `work` (the thread
+ * queued a frame, pushed an event, or left UCX a request to progress)
+ * makes sure the progress thread looks again. The worker's event fd alone
+ * would not do: a request another thread started may need a progress call
+ * before any descriptor becomes readable. The progress thread, about to
+ * sleep, announces it (`asleep`) and then looks at `kicked` and the queue;
+ * a thread with work sets one of those and then looks at `asleep`: one of
+ * the two sees the other (both orders are sequentially consistent), so
+ * either the progress thread does not sleep or it is signalled. */
+static void unlock_and_kick(bool work)
+{
+    if (work)
+        atomic_store(&ucx.kicked, true);
+    lite_unlock(&ucx.lock);
+    if (work)
+        wake_sleeper();
+}
+
+static void bad_frame(struct net_peer *peer, const char *why)
+{
+    event_push(EV_BAD_FRAME, peer)->why = why;
+}
+
+/* ---- sending (under the lock) ---- */
+
+static struct outgoing *outgoing_new(struct net_peer *peer, const struct wire_frame *f, size_t len)
+{
+    struct outgoing *o = malloc(sizeof *o + len);
+    if (o == NULL)
+        return NULL;
+    *o = (struct outgoing){ .peer = peer, .len = len, .payload = o->data };
+    put32(o->header, (uint32_t)ucx.job->node);
+    put32(o->header + 4, 0);    /* the sequence number is set when it is sent */
+    wire_encode_header(o->header + 8, f);
+    return o;
+}
+
+/* UCX completed an eager frame (request NULL: at once, in the call). */
+static void eager_sent(void *request, ucs_status_t status, void *user_data)
+{
+    struct outgoing *o = user_data;
+    struct ucx_peer *ps = o->peer->transport;
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    ucx.in_flight--;
+    if (status != UCS_OK) {
+        struct event *ev = event_push(EV_FAILED, o->peer);
+        ev->status = status;
+        ev->why = o->hello ? "cannot connect to it" : "a send failed";
+    } else if (o->hello) {
+        ps->hello_sent = true;
+        ucx.connecting--;
+    }
+    free(o->owned);
+    free(o);
+}
+
+static void rndv_sent(void *request, ucs_status_t status, void *user_data)
+{
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    struct outgoing *o = user_data;
+    struct event *ev = event_push(EV_SEND_DONE, o->peer);
+    ev->sent = o;
+    ev->status = status;
+}
+
+/* Hands one frame to UCX on the peer's endpoint (PEER_OPEN). Returns
+ * true when it left a request or an event for the progress thread. */
+static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
+{
+    ucx.touched = true;
+    put32(o->header + 4, ps->seq_out++);
+    struct rndv_send *s = o->rndv;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = o->flags | (s != NULL ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER),
+        .cb.send = s != NULL ? rndv_sent : eager_sent,
+        .user_data = o,
+    };
+    void *r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->payload,
+                                   s != NULL ? s->bytes : o->len, &param);
+    if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+        if (s == NULL)
+            ucx.in_flight++;
+        return true;
+    }
+    /* Done at once, or failed at once: the callback is not called. */
+    ucs_status_t status = UCS_PTR_STATUS(r);
+    if (s != NULL) {
+        struct event *ev = event_push(EV_SEND_DONE, o->peer);
+        ev->sent = o;
+        ev->status = status;
+        return true;
+    }
+    ucx.in_flight++;
+    eager_sent(NULL, status, o);
+    return status != UCS_OK;
+}
+
+static void start_resolving(struct net_peer *peer, struct ucx_peer *ps)
+{
+    ps->state = PEER_RESOLVING;
+    ps->retry_at = 0;
+    ps->give_up_at = net_now_seconds() + ucx.connect_timeout;
+    ucx.connecting++;
+}
+
+/* A frame for `peer`: sent, queued until its endpoint exists, or dropped
+ * (the peer ended). Returns true when the progress thread must act. */
+static bool outgoing_submit(struct outgoing *o)
+{
+    struct ucx_peer *ps = o->peer->transport;
+    if (ps->said_bye && o->header[8 + 3] != WIRE_BYE) {
+        if (o->rndv != NULL) {
+            /* Nothing can receive it any more (the program is erroneous):
+             * completed rather than left hanging. */
+            event_push(EV_SEND_DONE, o->peer)->sent = o;
+            return true;
+        }
+        free(o->owned);
+        free(o);
+        return false;
+    }
+    switch (ps->state) {
+    case PEER_OPEN:
+        return outgoing_send(ps, o);
+    case PEER_IDLE:
+        start_resolving(o->peer, ps);
+        /* fall through */
+    case PEER_RESOLVING:
+        cds_list_add_tail(&o->waiting, &ps->waiting);
+        return true;
+    }
+    return false;
+}
+
+/* The shortcut: a small contiguous eager frame to an open endpoint leaves
+ * from the calling thread, straight from the caller's buffer, if UCX can
+ * complete it at once (its short protocol). */
+static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *data, size_t len)
+{
+    if (ps->state != PEER_OPEN)
+        return false;
+    put32(header + 4, ps->seq_out);
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    if (UCP(ucp_am_send_nbx)(ps->ep, AM_ID, header, FRAME_HEADER_BYTES, data, len, &param) != NULL)
+        return false;       /* not at once (or an error, which the queued path reports) */
+    ps->seq_out++;
+    return true;
+}
+
+struct cancel_request {
+    struct handoff handoff;
+    struct completion *done;
+};
+
+/* Something for a node process of another job (see foreign_unreachable). */
+struct foreign_notice {
+    struct handoff handoff;
+    struct net_peer *peer;
+    struct completion *done;        /* a rendezvous send, completed once the peer is given up */
+};
+
+static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    (void)length;
+    if (request != NULL)
+        UCP(ucp_request_free)(request);
+    struct net_pull *p = user_data;
+    struct event *ev = event_push(EV_PULL_DONE, p->id.peer);
+    ev->pull = p;
+    ev->status = status;
+}
+
+/* Under the lock: UCX receives the pulled message (p->temp or the
+ * receive buffer, chosen by ucx_pull); its end is an event. */
+static bool pull_start(struct net_pull *p, void *dst)
+{
+    ucx.touched = true;
+    cds_list_del(&p->link);
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.recv_am = pull_received,
+        .user_data = p,
+    };
+    if (p->env.bytes == 0) {
+        /* Nothing to move: releasing the descriptor answers the sender
+         * (its send completes). ucp_am_recv_data_nbx would too, but, outside
+         * the active-message callback, UCX 1.13 then never frees it. */
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);
+        p->desc = NULL;
+        pull_received(NULL, UCS_OK, 0, p);
+        return true;
+    }
+    void *r = UCP(ucp_am_recv_data_nbx)(ucx.worker, p->desc, dst, p->env.bytes, &param);
+    p->desc = NULL;     /* UCX's from now on */
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        pull_received(NULL, UCS_PTR_STATUS(r), 0, p);
+    return true;
+}
+
+/* Under the lock: CANCEL for the rendezvous send owning `done`, unless it
+ * is transferred already or unknown (then it completes as usual). */
+static bool cancel_start(struct net_peer *peer, struct completion *done)
+{
+    struct rndv_send *s = NULL, *each;
+    cds_list_for_each_entry(each, &ucx.sends, link)
+        if (each->done == done)
+            s = each;
+    if (s == NULL || s->transferred || s->cancel_asked)
+        return false;
+    struct wire_frame f = { .type = WIRE_CANCEL, .dest = (uint32_t)s->dest, .a = s->cookie, .c = s->world };
+    struct outgoing *o = outgoing_new(peer, &f, 0);
+    if (o == NULL)
+        out_of_memory();
+    s->cancel_asked = true;
+    return outgoing_submit(o);
+}
+
+/* Under the lock: does handed-over work. Returns true when the progress
+ * thread must act. */
+static bool handoff_run(struct handoff *h)
+{
+    switch (h->kind) {
+    case HANDOFF_FRAME: {
+        struct outgoing *o = caa_container_of(h, struct outgoing, handoff);
+        if (o->rndv != NULL)
+            cds_list_add(&o->rndv->link, &ucx.sends);   /* (an RTS is handed over once) */
+        return outgoing_submit(o);
+    }
+    case HANDOFF_PULL: {
+        struct net_pull *p = caa_container_of(h, struct net_pull, handoff);
+        return pull_start(p, p->temp != NULL ? (void *)p->temp : (char *)p->req->buf + p->req->type->lb);
+    }
+    case HANDOFF_CANCEL: {
+        struct cancel_request *c = caa_container_of(h, struct cancel_request, handoff);
+        bool work = cancel_start(h->ordered, c->done);
+        free(c);
+        return work;
+    }
+    case HANDOFF_FOREIGN: {
+        struct foreign_notice *n = caa_container_of(h, struct foreign_notice, handoff);
+        event_push(EV_FOREIGN, n->peer)->done = n->done;
+        free(n);
+        return true;
+    }
+    }
+    return false;
+}
+
+/* Any thread: the work now if the lock is free, else (never waiting for
+ * the lock: its holder is the progress thread, awake) through the queue. A
+ * frame goes through the queue also while earlier frames to its peer are
+ * there, so that it cannot overtake them. */
+static void hand_over(struct handoff *h, enum handoff_kind kind, struct net_peer *ordered)
+{
+    h->kind = kind;
+    h->ordered = ordered;
+    struct ucx_peer *ps = ordered != NULL ? ordered->transport : NULL;
+    if ((ps == NULL || atomic_load(&ps->queued) == 0) && lite_trylock(&ucx.lock)) {
+        if (ps == NULL || atomic_load(&ps->queued) == 0) {
+            unlock_and_kick(handoff_run(h));
+            return;
+        }
+        lite_unlock(&ucx.lock);
+    }
+    if (ps != NULL)
+        atomic_fetch_add(&ps->queued, 1);
+    cds_wfcq_node_init(&h->qnode);
+    cds_wfcq_enqueue(&ucx.qhead, &ucx.qtail, &h->qnode);   /* (a full barrier) */
+    wake_sleeper();
+}
+
+/* Progress thread, under the lock: everything handed over, in order. */
+static void handoffs_drain(void)
+{
+    struct cds_wfcq_node *n;
+    while ((n = __cds_wfcq_dequeue_blocking(&ucx.qhead, &ucx.qtail)) != NULL) {
+        struct handoff *h = caa_container_of(n, struct handoff, qnode);
+        struct ucx_peer *ps = h->ordered != NULL ? h->ordered->transport : NULL;
+        handoff_run(h);
+        /* Only now may a direct sender pass it. */
+        if (ps != NULL)
+            atomic_fetch_sub(&ps->queued, 1);
+    }
+}
+
+/* ---- entries called by rank threads ---- */
+
+/* A node process of another job (net_peer_get: a port name, a rank
+ * identity) is named by the TCP contact it listens on, and this module has
+ * no way to it: the worker addresses it can reach are those of its own
+ * job, in the job's key-value store. So what is sent to one is dropped,
+ * and the progress thread gives the peer up (net_peer_lost returns for a
+ * peer of another job and tells whoever waits for it: MPI_Comm_connect
+ * fails with MPI_ERR_PORT saying why). Between jobs, --net tcp. */
+static void foreign_unreachable(struct net_peer *peer, struct completion *done)
+{
+    struct foreign_notice *n = malloc(sizeof *n);
+    if (n == NULL)
+        out_of_memory();
+    n->peer = peer;
+    n->done = done;
+    hand_over(&n->handoff, HANDOFF_FOREIGN, NULL);
+}
+
+/* The shortcut of send_eager, when the lock is free and no frame of ours
+ * to the peer waits in the queue. */
+static bool send_eager_now(struct net_peer *peer, unsigned char *header, const void *data, size_t len)
+{
+    struct ucx_peer *ps = peer->transport;
+    if (atomic_load(&ps->queued) != 0 || !lite_trylock(&ucx.lock))
+        return false;
+    bool sent = atomic_load(&ps->queued) == 0 && !ps->said_bye && send_now(ps, header, data, len);
+    lite_unlock(&ucx.lock);
+    return sent;
+}
+
+static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
+                          MPI_Datatype type)
+{
+    if (peer->foreign) {
+        foreign_unreachable(peer, NULL);
+        return MPI_SUCCESS;
+    }
+    struct wire_frame f = net_envelope_frame(WIRE_EAGER, env);
+    f.payload_len = (uint32_t)env->bytes;
+    if (type->contiguous) {
+        unsigned char header[FRAME_HEADER_BYTES];
+        put32(header, (uint32_t)ucx.job->node);
+        wire_encode_header(header + 8, &f);
+        if (send_eager_now(peer, header, (const char *)buf + type->lb, env->bytes))
+            return MPI_SUCCESS;
+    }
+    struct outgoing *o = outgoing_new(peer, &f, env->bytes);
+    if (o == NULL)
+        return MPI_ERR_NO_MEM;
+    dt_pack(o->data, buf, (size_t)count, type);
+    hand_over(&o->handoff, HANDOFF_FRAME, peer);
+    return MPI_SUCCESS;
+}
+
+static int ucx_send_rendezvous(struct net_peer *peer, const struct net_envelope *env, const void *buf,
+                               int count, MPI_Datatype type, struct completion *done)
+{
+    if (peer->foreign) {
+        foreign_unreachable(peer, done);
+        return MPI_SUCCESS;
+    }
+    struct rndv_send *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return MPI_ERR_NO_MEM;
+    s->done = done;
+    s->peer = peer;
+    s->dest = env->dest;
+    s->world = env->world;
+    s->bytes = env->bytes;
+    s->cookie = atomic_fetch_add(&ucx.next_cookie, 1);
+    if (type->contiguous) {
+        s->data = (const char *)buf + type->lb;
+    } else {
+        /* Packed now: UCX reads contiguous bytes (the buffer is the
+         * user's until the send completes anyway). */
+        s->packed = malloc(s->bytes > 0 ? s->bytes : 1);
+        if (s->packed == NULL) {
+            free(s);
+            return MPI_ERR_NO_MEM;
+        }
+        dt_pack(s->packed, buf, (size_t)count, type);
+        s->data = s->packed;
+    }
+    struct wire_frame f = net_envelope_frame(WIRE_RTS, env);
+    f.b = s->cookie;
+    s->rts = outgoing_new(peer, &f, 0);
+    if (s->rts == NULL) {
+        free(s->packed);
+        free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    s->rts->rndv = s;
+    hand_over(&s->rts->handoff, HANDOFF_FRAME, peer);
+    return MPI_SUCCESS;
+}
+
+static void ucx_pull(struct net_pull *p, struct strand_request *req)
+{
+    p->req = req;
+    size_t capacity = (size_t)req->count * req->type->size;
+    p->want = p->env.bytes < capacity ? p->env.bytes : capacity;
+    if (!req->type->contiguous || capacity < p->env.bytes) {
+        /* UCX receives whole messages only: a truncated or non-contiguous
+         * receive takes the data through a temporary. */
+        p->temp = malloc(p->env.bytes > 0 ? p->env.bytes : 1);
+        if (p->temp == NULL)
+            out_of_memory();
+    }
+    hand_over(&p->handoff, HANDOFF_PULL, NULL);
+}
+
+static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
+{
+    if (peer->foreign) {
+        free(payload);
+        foreign_unreachable(peer, NULL);
+        return MPI_SUCCESS;
+    }
+    struct wire_frame f = net_rma_frame(r, payload_len);
+    struct outgoing *o = outgoing_new(peer, &f, 0);
+    if (o == NULL) {
+        free(payload);
+        return MPI_ERR_NO_MEM;
+    }
+    o->len = payload_len;
+    o->payload = o->owned = payload;    /* sent from where the caller built it */
+    hand_over(&o->handoff, HANDOFF_FRAME, peer);
+    return MPI_SUCCESS;
+}
+
+static void ucx_cancel_send(struct net_peer *peer, struct completion *done)
+{
+    if (peer->foreign)
+        return;     /* (its send completed when the peer was given up) */
+    struct cancel_request *c = malloc(sizeof *c);
+    if (c == NULL)
+        out_of_memory();
+    c->done = done;
+    hand_over(&c->handoff, HANDOFF_CANCEL, peer);
+}
+
+/* ---- arrivals (UCX callbacks, progress thread, under the lock) ---- */
+
+/* Checks the frame header and the sender's sequence; returns the reason
+ * it is unacceptable, or NULL with *f filled. */
+static const char *frame_check(struct net_peer *from, const unsigned char *header, size_t length, bool rndv,
+                               const ucp_am_recv_param_t *param, struct wire_frame *f)
+{
+    struct ucx_peer *ps = from->transport;
+    const char *why = NULL;
+    if (wire_decode_header(header + 8, WIRE_HEADER_BYTES, &ucx.limits, f, &why) != WIRE_OK)
+        return why;
+    uint32_t seq = get32(header + 4);
+    if (f->type == WIRE_HELLO) {
+        if (ps->hello_seen || (int)f->b != from->node)
+            return "unexpected HELLO";
+        ps->hello_seen = true;
+        ps->seq_in = seq + 1;
+    } else if (f->type == WIRE_BYE && f->a == 1) {
+        /* The answer to our BYE comes back on our own endpoint: no sequence. */
+    } else if (!ps->hello_seen) {
+        return "a frame before HELLO";
+    } else if (seq != ps->seq_in++) {
+        return "frames out of order (UCX did not keep the order of active messages)";
+    }
+    if (f->type == WIRE_CTS || f->type == WIRE_DATA)
+        return "CTS or DATA frame (not used over UCX)";
+    if (f->type == WIRE_BYE && f->a == 0 && !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP))
+        return "BYE without an endpoint to answer on";
+    if (rndv != (f->type == WIRE_RTS))
+        return rndv ? "rendezvous data for a frame that is not RTS" : "RTS without rendezvous data";
+    if (rndv ? length != f->a : length != f->payload_len)
+        return "data size differs from the frame's";
+    return NULL;
+}
+
+/* BYE a = 0: the peer's ranks all ended; it waits for our answer (BYE
+ * a = 1) before it closes its endpoints, so that nothing it sent is still
+ * unread here when its connections close (UCX's tcp transport shares one
+ * socket for both directions, and a socket closed with unread data resets
+ * the connection, which throws away what the other side has not read yet).
+ * Everything it sent before has been read: UCX keeps the data of the
+ * events not run yet. So the answer goes now, on the endpoint UCX gives
+ * for replies (valid in this callback only), and the goodbye is recorded
+ * now: the end of its connection may be reported in this same progress call. */
+static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *f, ucp_ep_h reply_ep)
+{
+    struct ucx_peer *ps = from->transport;
+    if (f->a == 0) {
+        ps->said_bye = true;
+        struct wire_frame answer = { .type = WIRE_BYE, .a = 1 };
+        struct outgoing *o = outgoing_new(from, &answer, 0);
+        if (o == NULL)
+            out_of_memory();
+        ucp_request_param_t param = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
+            .flags = UCP_AM_SEND_FLAG_EAGER, .cb.send = eager_sent, .user_data = o,
+        };
+        ucx.in_flight++;
+        void *r = UCP(ucp_am_send_nbx)(reply_ep, AM_ID, o->header, FRAME_HEADER_BYTES, NULL, 0, &param);
+        if (r == NULL || UCS_PTR_IS_ERR(r))
+            eager_sent(NULL, UCS_OK, o);    /* sent, or it is gone already: nothing to report */
+        event_push(EV_FRAME, from)->frame = *f;     /* whoever waits for it is told (net_peer_ended) */
+    } else if (ps->awaiting_answer) {
+        ps->awaiting_answer = false;
+        ucx.awaiting--;
+    } else {
+        bad_frame(from, "an answer to a BYE that was not sent");
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t frame_arrived(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                  const ucp_am_recv_param_t *param)
+{
+    (void)arg;
+    bool rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    uint32_t node = header_length == FRAME_HEADER_BYTES ? get32(header) : UINT32_MAX;
+    if (node >= (uint32_t)ucx.job->nnodes || (int)node == ucx.job->node) {
+        bad_frame(&unknown_peer, "a frame header naming no other node process");
+        return UCS_OK;
+    }
+    struct net_peer *from = &ucx.job->peers[node];
+    struct wire_frame f;
+    const char *why = frame_check(from, header, length, rndv, param, &f);
+    if (why != NULL) {
+        bad_frame(from, why);
+        return UCS_OK;
+    }
+    if (f.type == WIRE_BYE)
+        return bye_arrived(from, &f, param->reply_ep);
+    if (f.type == WIRE_HELLO)
+        return UCS_OK;
+    struct event *ev = event_push(EV_FRAME, from);
+    ev->frame = f;
+    if (rndv || length == 0) {
+        ev->data = rndv ? data : NULL;
+        return rndv ? UCS_INPROGRESS : UCS_OK;
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        ev->data = data;        /* UCX keeps it until ucp_am_data_release */
+        return UCS_INPROGRESS;
+    }
+    /* (Not expected with UCP_AM_FLAG_PERSISTENT_DATA.) */
+    ev->data = malloc(length);
+    if (ev->data == NULL)
+        out_of_memory();
+    memcpy(ev->data, data, length);
+    ev->owned = true;
+    return UCS_OK;
+}
+
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    struct event *ev = event_push(EV_FAILED, arg);
+    ev->status = status;
+    ev->why = "its endpoint failed";
+}
+
+/* ---- events (progress thread, under the lock, outside UCX's callbacks) ---- */
+
+static bool peer_ended(struct net_peer *peer)
+{
+    return ((struct ucx_peer *)peer->transport)->said_bye || atomic_load(&ucx.stopping);
+}
+
+/* Every peer frames come from or go to is of this job (peers of other
+ * jobs are refused, foreign_unreachable): losing one ends the job. */
+static _Noreturn void job_peer_lost(struct net_peer *peer, const char *what)
+{
+    net_peer_lost(peer, what);
+    char line[400];
+    snprintf(line, sizeof line, "Strand MPI: lost node %d: %s; ending the job\n", peer->node, what);
+    strand_job_abort(1, line);
+}
+
+static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t status)
+{
+    char text[300], settings[160];
+    describe_settings(settings, sizeof settings);
+    snprintf(text, sizeof text, "UCX: %s: %s (%s)", what, UCP(ucs_status_string)(status), settings);
+    job_peer_lost(peer, text);
+}
+
+static _Noreturn void malformed(struct net_peer *peer, const char *why)
+{
+    char what[200];
+    snprintf(what, sizeof what, "malformed frame: %s", why);
+    job_peer_lost(peer, what);
+}
+
+/* The sender cancels: withdraw its message if no receive matched it. A
+ * withdrawn message's descriptor is released, which completes the send at
+ * UCX's level; CANCELLED tells the sender which of the two it was. */
+static void answer_cancel(struct net_peer *from, const struct wire_frame *f)
+{
+    struct net_pull *p = net_withdraw_remote(f->c, f->dest, from, f->a);
+    struct wire_frame r = { .type = WIRE_CANCELLED, .a = f->a, .b = p != NULL };
+    struct outgoing *o = outgoing_new(from, &r, 0);
+    if (o == NULL)
+        out_of_memory();
+    if (p != NULL) {
+        cds_list_del(&p->link);
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);     /* (sends UCX's ATS) */
+    }
+    ucx.touched = true;
+    outgoing_submit(o);
+    free(p);
+}
+
+/* A rendezvous send is over once UCX completed it and, if it was
+ * cancelled, the receiver answered: true when it is over (and unlinked). */
+static bool rndv_over(struct rndv_send *s)
+{
+    if (!s->transferred || (s->cancel_asked && s->answer == ANSWER_NONE))
+        return false;
+    cds_list_del(&s->link);
+    return true;
+}
+
+static void rndv_finish(struct rndv_send *s)
+{
+    if (s->status != UCS_OK && !peer_ended(s->peer))
+        lost(s->peer, "a rendezvous send failed", s->status);
+    if (s->answer == ANSWER_WITHDRAWN)
+        pt2pt_send_cancelled(s->done);
+    else
+        completion_signal(s->done);
+    free(s->packed);
+    free(s->rts);
+    free(s);
+}
+
+static void cancel_answered(struct net_peer *from, const struct wire_frame *f)
+{
+    struct rndv_send *s = NULL, *each;
+    cds_list_for_each_entry(each, &ucx.sends, link)
+        if (each->cookie == f->a && each->peer == from && each->cancel_asked)
+            s = each;
+    if (s == NULL)
+        malformed(from, "CANCELLED for an unknown message");
+    s->answer = f->b ? ANSWER_WITHDRAWN : ANSWER_MATCHED;
+    if (rndv_over(s))
+        rndv_finish(s);
+}
+
+static void send_done(struct event *ev)
+{
+    struct rndv_send *s = ev->sent->rndv;
+    s->transferred = true;
+    s->status = ev->status;
+    if (rndv_over(s))
+        rndv_finish(s);
+}
+
+static void pull_done(struct net_pull *p, ucs_status_t status)
+{
+    if (status != UCS_OK) {
+        if (!peer_ended(p->id.peer))
+            lost(p->id.peer, "receiving a large message failed", status);
+        free(p->temp);  /* its sender ended: nothing can complete it */
+        free(p);
+        return;
+    }
+    struct strand_request *req = p->req;
+    size_t copied = p->want;
+    if (p->temp != NULL) {
+        if (req->type->contiguous)
+            memcpy((char *)req->buf + req->type->lb, p->temp, p->want);
+        else
+            copied = dt_unpack(req->buf, (size_t)req->count, req->type, p->temp, p->want);
+        free(p->temp);
+    }
+    mailbox_receive_complete(req, p->env.source, p->env.tag, p->env.bytes, copied);
+    free(p);
+}
+
+static void frame_run(struct event *ev)
+{
+    const struct wire_frame *f = &ev->frame;
+    if (wire_is_rma(f->type)) {
+        const char *why = net_rma_arrived(ev->peer, f, ev->data);
+        if (why != NULL)
+            malformed(ev->peer, why);
+        return;
+    }
+    switch (f->type) {
+    case WIRE_EAGER: {
+        struct net_envelope env = net_frame_envelope(f);
+        net_arrived_eager(&env, ev->data);
+        return;
+    }
+    case WIRE_RTS: {
+        struct net_pull *p = calloc(1, sizeof *p);
+        if (p == NULL)
+            out_of_memory();
+        p->id = (struct net_pull_id){ ev->peer, f->b };
+        p->env = net_frame_envelope(f);
+        p->desc = ev->data;
+        ev->data = NULL;        /* the pull's now */
+        cds_list_add(&p->link, &ucx.unpulled);
+        net_arrived_rendezvous(&p->env, p);
+        return;
+    }
+    case WIRE_CANCEL:
+        answer_cancel(ev->peer, f);
+        return;
+    case WIRE_CANCELLED:
+        cancel_answered(ev->peer, f);
+        return;
+    case WIRE_DPM:
+        net_dpm_arrived(ev->peer, f, ev->data);
+        return;
+    case WIRE_BYE:
+        net_peer_ended(ev->peer);   /* (its answer went in the callback) */
+        return;
+    default:
+        return;
+    }
+}
+
+static void event_run(struct event *ev)
+{
+    switch (ev->kind) {
+    case EV_FRAME:
+        frame_run(ev);
+        return;
+    case EV_PULL_DONE:
+        pull_done(ev->pull, ev->status);
+        return;
+    case EV_SEND_DONE:
+        send_done(ev);
+        return;
+    case EV_FAILED:
+        if (!peer_ended(ev->peer))
+            lost(ev->peer, ev->why, ev->status);
+        return;
+    case EV_BAD_FRAME:
+        malformed(ev->peer, ev->why);
+    case EV_FOREIGN:
+        net_peer_lost(ev->peer, "the UCX network module reaches the node processes of its own job only "
+                                "(connect jobs over --net tcp)");
+        if (ev->done != NULL)
+            completion_signal(ev->done);
+        return;
+    }
+}
+
+static void events_run(struct event *list)
+{
+    for (struct event *ev = list; ev != NULL; ev = ev->next)
+        event_run(ev);
+}
+
+/* Under the lock: gives UCX back the payloads run events used (an RTS's
+ * descriptor went to its pull), and frees the events. */
+static void events_release(struct event *list)
+{
+    while (list != NULL) {
+        struct event *next = list->next;
+        if (list->kind == EV_FRAME && list->data != NULL) {
+            if (list->owned)
+                free(list->data);
+            else
+                UCP(ucp_am_data_release)(ucx.worker, list->data);
+        }
+        free(list);
+        list = next;
+    }
+}
+
+/* ---- addresses in the key-value store ---- */
+
+/* `ucx.<j>` holds "LENGTH:HEX" with the first ADDRESS_CHUNK_BYTES bytes,
+ * `ucx.<j>.<k>` the k-th further chunk: each fits a store line (and PMI-2's
+ * value limit). */
+static int publish_address(const unsigned char *addr, size_t len, char *why, size_t why_len)
+{
+    char key[48], value[2 * ADDRESS_CHUNK_BYTES + 32];
+    for (size_t k = 0, off = 0; off < len || k == 0; k++, off += ADDRESS_CHUNK_BYTES) {
+        size_t n = len - off < ADDRESS_CHUNK_BYTES ? len - off : ADDRESS_CHUNK_BYTES;
+        int at = 0;
+        if (k == 0) {
+            snprintf(key, sizeof key, "ucx.%d", ucx.job->node);
+            at = snprintf(value, sizeof value, "%zu:", len);
+        } else {
+            snprintf(key, sizeof key, "ucx.%d.%zu", ucx.job->node, k);
+        }
+        for (size_t i = 0; i < n; i++)
+            at += snprintf(value + at, sizeof value - (size_t)at, "%02x", addr[off + i]);
+        if (net_store_put(key, value, why, why_len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool unhex(const char *text, size_t n, unsigned char *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(text + 2 * i, "%2x", &v) != 1 || strchr("0123456789abcdef", text[2 * i]) == NULL ||
+            strchr("0123456789abcdef", text[2 * i + 1]) == NULL)
+            return false;
+        out[i] = (unsigned char)v;
+    }
+    return true;
+}
+
+/* Progress thread, without the lock: 1 with the peer's address in *addr
+ * (malloc'd), 0 when it is not in the store yet, -1 on a malformed entry
+ * or an unreachable store (the reason in *why). */
+static int fetch_address(const struct net_peer *peer, unsigned char **addr, size_t *len, const char **why)
+{
+    char key[48], value[2 * ADDRESS_CHUNK_BYTES + 32];
+    snprintf(key, sizeof key, "ucx.%d", peer->node);
+    int rc = net_store_get(peer->node, key, value, sizeof value);
+    if (rc <= 0) {
+        *why = "the key-value store cannot be reached";
+        return rc;
+    }
+    char *hex;
+    unsigned long total = strtoul(value, &hex, 10);
+    *why = "its UCX address in the key-value store is malformed";
+    if (*hex != ':' || total == 0 || total > ADDRESS_MAX_BYTES)
+        return -1;
+    hex++;
+    unsigned char *out = malloc(total);
+    if (out == NULL)
+        out_of_memory();
+    for (size_t k = 0, off = 0; off < total; k++, off += ADDRESS_CHUNK_BYTES) {
+        size_t n = total - off < ADDRESS_CHUNK_BYTES ? total - off : ADDRESS_CHUNK_BYTES;
+        if (k > 0) {
+            snprintf(key, sizeof key, "ucx.%d.%zu", peer->node, k);
+            if (net_store_get(peer->node, key, value, sizeof value) != 1) {
+                free(out);
+                return -1;
+            }
+            hex = value;
+        }
+        if (strlen(hex) != 2 * n || !unhex(hex, n, out + off)) {
+            free(out);
+            return -1;
+        }
+    }
+    *addr = out;
+    *len = total;
+    return 1;
+}
+
+/* Under the lock: the peer's endpoint from its address, HELLO first, then
+ * every queued frame. NULL, or why it failed. */
+static const char *peer_open(struct net_peer *peer, const unsigned char *addr, ucs_status_t *status)
+{
+    struct ucx_peer *ps = peer->transport;
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = (const ucp_address_t *)addr,
+        .err_mode = ucx.err_mode,
+        .err_handler = { ep_failed, peer },
+    };
+    ucx.touched = true;
+    *status = UCP(ucp_ep_create)(ucx.worker, &params, &ps->ep);
+    if (*status != UCS_OK)
+        return "cannot create an endpoint to it";
+    const struct net_job *job = ucx.job;
+    struct wire_frame hello = { .type = WIRE_HELLO, .a = job->job_id, .b = (uint64_t)job->node,
+                                .c = (uint64_t)job->nnodes };
+    struct outgoing *o = outgoing_new(peer, &hello, 0);
+    if (o == NULL)
+        out_of_memory();
+    o->hello = true;
+    ps->state = PEER_OPEN;
+    outgoing_send(ps, o);
+    struct outgoing *each, *next;
+    cds_list_for_each_entry_safe(each, next, &ps->waiting, waiting) {
+        cds_list_del(&each->waiting);
+        outgoing_send(ps, each);    /* (may free it) */
+    }
+    return NULL;
+}
+
+/* Stopping, our endpoint to a peer that only sent to us cannot be made
+ * for our BYE: it ended meanwhile (it had our answer to its BYE, or the
+ * launcher sees it die). Nothing else waits for that endpoint (say_bye
+ * runs once nothing is queued), so the BYE is dropped, not the job. */
+static void bye_unreachable(struct net_peer *peer)
+{
+    struct ucx_peer *ps = peer->transport;
+    struct outgoing *each, *next;
+    cds_list_for_each_entry_safe(each, next, &ps->waiting, waiting) {
+        cds_list_del(&each->waiting);
+        if (each->rndv != NULL) {
+            event_push(EV_SEND_DONE, peer)->sent = each;    /* completed, as for a peer that said BYE */
+            continue;
+        }
+        free(each->owned);
+        free(each);
+    }
+    ps->state = PEER_IDLE;
+    ps->said_bye = true;
+    ucx.connecting--;
+    if (ps->awaiting_answer) {
+        ps->awaiting_answer = false;
+        ucx.awaiting--;
+    }
+}
+
+/* The progress thread: fetches the addresses of peers with queued frames,
+ * opens their endpoints, and watches HELLOs that do not complete (a
+ * transport that cannot reach the peer may never say so). Lowers
+ * *wait_ms to the next retry. */
+static void resolve_peers(int *wait_ms)
+{
+    double now = net_now_seconds();
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct net_peer *peer = &ucx.job->peers[j];
+        struct ucx_peer *ps = peer->transport;
+        enum peer_state state = ps->state;
+        bool due = state == PEER_RESOLVING && now >= ps->retry_at;
+        bool stuck = (state == PEER_RESOLVING || (state == PEER_OPEN && !ps->hello_sent)) && now > ps->give_up_at;
+        double retry_at = ps->retry_at, give_up_at = ps->give_up_at;
+        if (stuck) {
+            char what[200];
+            snprintf(what, sizeof what,
+                     state == PEER_OPEN ? "no UCX connection to it after %.0f s"
+                                        : "its UCX address is not in the key-value store after %.0f s "
+                                          "(does it use the tcp module? see STRAND_NET)",
+                     ucx.connect_timeout);
+            lost(peer, what, UCS_ERR_TIMED_OUT);
+        }
+        if (state == PEER_OPEN && !ps->hello_sent) {
+            int ms = (int)((give_up_at - now) * 1e3) + 1;
+            if (*wait_ms < 0 || ms < *wait_ms)
+                *wait_ms = ms;
+        }
+        if (state != PEER_RESOLVING)
+            continue;
+        if (!due) {
+            int ms = (int)((retry_at - now) * 1e3) + 1;
+            if (*wait_ms < 0 || ms < *wait_ms)
+                *wait_ms = ms;
+            continue;
+        }
+        unsigned char *addr = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+        int rc = fetch_address(peer, &addr, &len, &why);
+        if (rc < 0)
+            lost(peer, why, UCS_ERR_INVALID_ADDR);
+        ucs_status_t status = UCS_OK;
+        if (rc == 0)
+            ps->retry_at = now + RESOLVE_RETRY_MS * 1e-3;
+        else
+            why = peer_open(peer, addr, &status);
+        free(addr);
+        if (why != NULL && rc == 1 && atomic_load(&ucx.stopping))
+            bye_unreachable(peer);
+        else if (why != NULL && rc == 1)
+            lost(peer, why, status);
+        if (rc == 0 && (*wait_ms < 0 || *wait_ms > RESOLVE_RETRY_MS))
+            *wait_ms = RESOLVE_RETRY_MS;
+    }
+}
+
+/* ---- the progress thread ---- */
+
+/* Under the lock, once nothing is queued or in flight: BYE to every peer
+ * that talked with us and has not said BYE itself, on our own endpoint to
+ * it (opened now if it only ever sent to us: an endpoint UCX made for its
+ * messages is not ours to keep). */
+static void say_bye(void)
+{
+    struct wire_frame bye = { .type = WIRE_BYE };
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct net_peer *peer = &ucx.job->peers[j];
+        struct ucx_peer *ps = peer->transport;
+        if (j == ucx.job->node || ps->said_bye || (ps->state == PEER_IDLE && !ps->hello_seen))
+            continue;
+        struct outgoing *o = outgoing_new(peer, &bye, 0);
+        if (o == NULL)
+            out_of_memory();
+        o->flags = UCP_AM_SEND_FLAG_REPLY;
+        outgoing_submit(o);
+        ps->awaiting_answer = true;
+        ucx.awaiting++;
+    }
+    ucx.bye_sent = true;
+    ucx.bye_deadline = net_now_seconds() + BYE_ANSWER_TIMEOUT_S;
+}
+
+/* Progress thread, stopping: true once every BYE we sent was answered (or
+ * the answers took too long: a peer that died or reads nothing). */
+static bool shutdown_done(void)
+{
+    if (!ucx.bye_sent && ucx.connecting == 0 && ucx.in_flight == 0 && cds_wfcq_empty(&ucx.qhead, &ucx.qtail))
+        say_bye();
+    bool done = ucx.bye_sent && ((ucx.awaiting == 0 && ucx.in_flight == 0 && ucx.connecting == 0) ||
+                                 net_now_seconds() > ucx.bye_deadline);
+    return done;
+}
+
+/* The progress thread holds the lock for as long as it is awake, and
+ * gives it up only to sleep: rank threads never wait for it (they hand
+ * their work over when it is taken, hand_over), so the thread may run the
+ * upcalls with it held, and the lock is taken and handed back once per
+ * sleep rather than once per event. A round: the payloads the last events
+ * used go back to UCX, handed-over work, worker progress, then the events
+ * the callbacks recorded (outside them). With nothing left it sleeps on
+ * the worker's event fd. */
+static bool ucx_progress(int timeout_ms)
+{
+    struct event *spent = NULL;
+    bool drained = false;           /* the worker was progressed until idle, and nothing started since */
+    lite_lock(&ucx.lock);
+    for (;;) {
+        events_release(spent);
+        atomic_store(&ucx.kicked, false);
+        handoffs_drain();
+        if (!drained || ucx.touched) {
+            int i = 0;
+            ucx.touched = false;
+            while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
+                i++;
+            drained = i < PROGRESS_ROUNDS;
+        }
+        spent = events_take();
+        if (spent != NULL) {
+            /* (Their upcalls start UCX operations through `touched`.) */
+            events_run(spent);
+            continue;
+        }
+        int wait_ms = timeout_ms;
+        if (ucx.connecting > 0)
+            resolve_peers(&wait_ms);
+        if (atomic_load(&ucx.stopping)) {
+            if (shutdown_done()) {
+                lite_unlock(&ucx.lock);
+                return false;
+            }
+            if (wait_ms < 0 || wait_ms > 10)
+                wait_ms = 10;
+        }
+        /* Arm, give the lock up, then announce the sleep and look for work
+         * once more (see unlock_and_kick): work handed over while we held
+         * the lock (a rank woken by these events, replying) is found here,
+         * without a signal. A signal that comes anyway makes the next arm
+         * fail with BUSY: one round more. */
+        ucs_status_t status = ucx.events != NULL || atomic_load(&ucx.kicked) ? UCS_ERR_BUSY
+                                                                              : UCP(ucp_worker_arm)(ucx.worker);
+        if (status == UCS_ERR_BUSY) {
+            drained = false;
+            continue;
+        }
+        if (status != UCS_OK)
+            lost(&unknown_peer, "cannot arm the worker's event file descriptor", status);
+        lite_unlock(&ucx.lock);
+        atomic_store(&ucx.asleep, true);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&ucx.kicked) || !cds_wfcq_empty(&ucx.qhead, &ucx.qtail)) {
+            atomic_store(&ucx.asleep, false);
+            return true;        /* the next call takes the lock and does it */
+        }
+        struct pollfd pfd = { .fd = ucx.efd, .events = POLLIN };
+        poll(&pfd, 1, wait_ms);
+        atomic_store(&ucx.asleep, false);
+        return true;
+    }
+}
+
+/* ---- setup and teardown (main thread) ---- */
+
+/* Whether UCX offers a transport that leaves this host (anything but
+ * shared memory, self and device copies), read from its own description
+ * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE").
+ * Endpoints ask for peer-failure reports only then: UCX 1.13's
+ * shared-memory transports do not provide them, and an endpoint that asks
+ * for them gets no lane over shared memory. */
+static bool network_transport_present(void)
+{
+    static const char *const local[] = { "self", "sysv", "posix", "cma", "knem", "xpmem", "mm",
+                                         "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy", "rocm_ipc",
+                                         "rocm_gdr", NULL };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return true;
+    UCP(ucp_context_print_info)(ucx.context, f);
+    fclose(f);
+    bool network = false;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *tl = strstr(line, "resource") != NULL ? strstr(line, "-- ") : NULL;
+        if (tl == NULL)
+            continue;
+        tl += 3;
+        size_t n = strcspn(tl, "/");
+        bool is_local = false;
+        for (int i = 0; local[i] != NULL; i++)
+            is_local |= strlen(local[i]) == n && strncmp(tl, local[i], n) == 0;
+        network |= !is_local;
+    }
+    free(text);
+    return network;
+}
+
+static int fail(char *why, size_t why_len, const char *what, ucs_status_t status)
+{
+    char settings[160];
+    describe_settings(settings, sizeof settings);
+    snprintf(why, why_len, "%s: %s (%s)", what, UCP(ucs_status_string)(status), settings);
+    return -1;
+}
+
+static int open_worker(char *why, size_t why_len)
+{
+    ucp_config_t *config;
+    ucs_status_t status = UCP(ucp_config_read)(NULL, NULL, &config);
+    if (status != UCS_OK)
+        return fail(why, why_len, "UCX rejects its configuration (a UCX_* variable)", status);
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+        .name = "strand",
+    };
+    status = UCP(ucp_init_version)(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &ucx.context);
+    UCP(ucp_config_release)(config);
+    if (status != UCS_OK)
+        return fail(why, why_len, "UCX finds no usable transport (ucp_init)", status);
+    ucx.err_mode = network_transport_present() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SERIALIZED,  /* ucx.lock serializes every call */
+    };
+    status = UCP(ucp_worker_create)(ucx.context, &wp, &ucx.worker);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot create a UCP worker", status);
+    status = UCP(ucp_worker_get_efd)(ucx.worker, &ucx.efd);
+    if (status != UCS_OK)
+        return fail(why, why_len, "the UCP worker has no event file descriptor", status);
+    ucp_am_handler_param_t handler = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+        .id = AM_ID,
+        .cb = frame_arrived,
+        /* Whole messages whose data outlives the callback: delivery
+         * happens after the worker's lock is released. */
+        .flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA,
+    };
+    status = UCP(ucp_worker_set_am_recv_handler)(ucx.worker, &handler);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot register the active-message handler", status);
+    ucp_address_t *addr;
+    size_t len;
+    status = UCP(ucp_worker_get_address)(ucx.worker, &addr, &len);
+    if (status != UCS_OK)
+        return fail(why, why_len, "cannot get the UCP worker's address", status);
+    int rc = publish_address((const unsigned char *)addr, len, why, why_len);
+    UCP(ucp_worker_release_address)(ucx.worker, addr);
+    return rc;
+}
+
+static int ucx_init(const struct net_job *job, char *why, size_t why_len)
+{
+    ucx.job = job;
+    ucx.limits = net_wire_limits(job, 0);
+    ucx.events_tail = &ucx.events;
+    __cds_wfcq_init(&ucx.qhead, &ucx.qtail);
+    CDS_INIT_LIST_HEAD(&ucx.sends);
+    CDS_INIT_LIST_HEAD(&ucx.unpulled);
+    atomic_store(&ucx.next_cookie, 1);
+    const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
+    ucx.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
+    if (!net_store_available()) {
+        snprintf(why, why_len, "the UCX module needs the job's key-value store (start the job with mpiexec or srun)");
+        return -1;
+    }
+    ucx.peers = calloc((size_t)job->nnodes, sizeof *ucx.peers);
+    if (ucx.peers == NULL) {
+        snprintf(why, why_len, "out of memory");
+        return -1;
+    }
+    for (int j = 0; j < job->nnodes; j++) {
+        CDS_INIT_LIST_HEAD(&ucx.peers[j].waiting);
+        job->peers[j].transport = &ucx.peers[j];
+    }
+    if (ucx_api_load(why, why_len) != 0)
+        return -1;
+    /* UCX starts its own thread for asynchronous events; like the progress
+     * thread it must not take the signals meant for the rank threads and
+     * the main thread, so it is born with all of them blocked. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = open_worker(why, why_len);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static void ucx_shutdown(void)
+{
+    atomic_store(&ucx.stopping, true);
+    lite_lock(&ucx.lock);
+    unlock_and_kick(true);
+}
+
+static void ucx_close(void)
+{
+    lite_lock(&ucx.lock);
+    /* Forced closing needs peer-failure handling on both sides (ucp.h);
+     * without it, a flushing close, bounded in time. */
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = ucx.err_mode == UCP_ERR_HANDLING_MODE_PEER ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+    };
+    for (int j = 0; j < ucx.job->nnodes; j++) {
+        struct ucx_peer *ps = &ucx.peers[j];
+        if (ps->ep == NULL)
+            continue;
+        void *r = UCP(ucp_ep_close_nbx)(ps->ep, &param);
+        for (double until = net_now_seconds() + 1; r != NULL && !UCS_PTR_IS_ERR(r) &&
+                                               UCP(ucp_request_check_status)(r) == UCS_INPROGRESS &&
+                                               net_now_seconds() < until;)
+            UCP(ucp_worker_progress)(ucx.worker);
+        if (r != NULL && !UCS_PTR_IS_ERR(r))
+            UCP(ucp_request_free)(r);
+        ps->ep = NULL;
+    }
+    /* What UCX still keeps for us: frames that came too late to be run,
+     * and messages nobody received (an erroneous program). */
+    events_release(events_take());
+    struct net_pull *p, *next;
+    cds_list_for_each_entry_safe(p, next, &ucx.unpulled, link) {
+        cds_list_del(&p->link);
+        UCP(ucp_am_data_release)(ucx.worker, p->desc);
+    }
+    UCP(ucp_worker_destroy)(ucx.worker);
+    UCP(ucp_cleanup)(ucx.context);
+    lite_unlock(&ucx.lock);
+}
+
+const struct net_ops net_ucx_ops = {
+    .name = "ucx",
+    .init = ucx_init,
+    .progress = ucx_progress,
+    .send_eager = ucx_send_eager,
+    .send_rendezvous = ucx_send_rendezvous,
+    .pull = ucx_pull,
+    .cancel_send = ucx_cancel_send,
+    .rma_send = ucx_rma_send,
+    .shutdown = ucx_shutdown,
+    .close = ucx_close,
+};
+
+bool net_ucx_fabric_present(void)
+{
+    /* Verbs devices (InfiniBand, RoCE, iWARP): what UCX drives with its
+     * RDMA transports (rc, ud, dc). TCP alone is no fabric: the tcp module
+     * is as fast over it and starts without loading UCX. */
+    DIR *d = opendir("/sys/class/infiniband");
+    if (d == NULL)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;)
+        found = e->d_name[0] != '.';
+    closedir(d);
+    return found;
+}
