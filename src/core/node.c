@@ -37,14 +37,13 @@ enum {
      * but not running: yielding hands it the core without the two system
      * calls of a futex sleep and wake, and keeps the cores busy (a core
      * whose ranks all sleep goes idle, and waking it again is slow in a
-     * VM). In collective waits this took a 64-rank barrier from 307 to
-     * ~125 us (doc/performance.md, session 3). */
+     * VM). Collective waits gained most (a 64-rank barrier, doc/performance.md,
+     * session 3). */
     YIELDS_OVERSUBSCRIBED = 32,
-    /* Point-to-point waits yield only while a core has a few ranks: a
-     * token ring hop at 4 ranks on 2 cores went from 6.6-7.3 to 1.7-2.0 us
-     * with the yields, but at 64 ranks from 5.4 to 8-10 us and at 1024
-     * from 17-19 to 100-114 us (every rank that has just passed the token
-     * spends its yields while the next hops wait, doc/performance.md §12b). */
+    /* Point-to-point waits yield only while a core has a few ranks: with
+     * many, every rank that has just passed a message on spends its
+     * yields while the next hops wait, and a token ring gets several
+     * times slower (doc/performance.md §12b). */
     WAIT_YIELD_RANKS_PER_CORE = 4,
 };
 
