@@ -191,31 +191,48 @@ static void hosts_from_environment(void)
     free(copy);
 }
 
-/* STRAND_NODE_RANKS: ranks of each node process, comma-separated (under
- * Slurm: its tasks per node); without it, layout.h's rule. Returns the
- * first world rank of each node, nnodes + 1 entries. */
-static int *node_firsts(int nranks)
+/* STRAND_RANK_NODES: the node process of each world rank (under Slurm,
+ * the node of each PMI rank, whatever the distribution); without it,
+ * layout.h's blocks. Returns nranks entries. */
+static int *rank_nodes(int nranks)
 {
-    int *first = calloc((size_t)job.nnodes + 1, sizeof *first);
-    if (first == NULL)
+    int *node_of = malloc((size_t)nranks * sizeof *node_of);
+    if (node_of == NULL)
         config_error("%s", "out of memory");
-    const char *counts = getenv("STRAND_NODE_RANKS");
-    for (int j = 0; j <= job.nnodes; j++)
-        first[j] = net_node_first_rank(nranks, job.nnodes, job.ppn, j);
-    if (counts == NULL || *counts == '\0')
-        return first;
-    const char *p = counts;
-    for (int j = 0; j < job.nnodes; j++) {
-        char *end;
-        long n = strtol(p, &end, 10);
-        if (end == p || n < 1 || (*end != ',' && *end != '\0'))
-            config_error("%s: one positive count per node process, comma-separated", "STRAND_NODE_RANKS");
-        first[j + 1] = first[j] + (int)n;
-        p = *end == ',' ? end + 1 : end;
+    const char *spec = getenv("STRAND_RANK_NODES");
+    if (spec == NULL || *spec == '\0') {
+        for (int j = 0; j < job.nnodes; j++)
+            for (int r = net_node_first_rank(nranks, job.nnodes, job.ppn, j),
+                     end = net_node_first_rank(nranks, job.nnodes, job.ppn, j + 1);
+                 r < end; r++)
+                node_of[r] = j;
+        return node_of;
     }
-    if (first[job.nnodes] != nranks || *p != '\0')
-        config_error("%s does not add up to the job's ranks", "STRAND_NODE_RANKS");
-    return first;
+    if (net_layout_list(spec, node_of, nranks, 0, job.nnodes - 1) != nranks)
+        config_error("%s: one node index (below STRAND_NODES) per world rank, comma-separated", "STRAND_RANK_NODES");
+    return node_of;
+}
+
+/* Node `node`'s world ranks as ranges ("3-5,9"), cut short with "...":
+ * for messages. */
+static void node_ranks_text(int node, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int r = 0; r < job.nranks; r++) {
+        if (job.node_of[r] != node || (r > 0 && job.node_of[r - 1] == node))
+            continue;
+        int last = r;
+        while (last + 1 < job.nranks && job.node_of[last + 1] == node)
+            last++;
+        int n = last > r ? snprintf(out + used, len - used, "%s%d-%d", used > 0 ? "," : "", r, last)
+                         : snprintf(out + used, len - used, "%s%d", used > 0 ? "," : "", r);
+        if (n < 0 || (size_t)n >= len - used) {
+            snprintf(out + (used < len - 4 ? used : len - 4), 4, "...");
+            return;
+        }
+        used += (size_t)n;
+    }
 }
 
 /* ---- peers and proxies ---- */
@@ -254,7 +271,6 @@ static struct net_peer *foreign_peer_new(uint64_t job_id, int node, const char *
     p->job_node = node;
     p->foreign = true;
     p->port = port;
-    p->first_rank = -1;
     p->reg.key[0] = job_id;
     p->reg.key[1] = (uint64_t)node;
     return p;
@@ -434,7 +450,7 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-bool net_start(int nranks, struct rank **ranks, int *first, int *count)
+bool net_start(int nranks, struct rank **ranks, const int **local_out, int *count)
 {
     job.nnodes = (int)env_number("STRAND_NODES", 1, 1, 1 << 20);
     if (job.nnodes == 1)
@@ -462,27 +478,29 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                                          (long)(local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT), 0, INT32_MAX);
     hosts_from_environment();
     snprintf(self.host, sizeof self.host, "%s", job.hosts[job.node]);
-    int *first_of = node_firsts(nranks);
-    job.first_rank = first_of[job.node];
-    job.local_ranks = first_of[job.node + 1] - job.first_rank;
-    if (job.local_ranks < 1)
-        config_error("%s: this node process would host no rank", "STRAND_PPN");
     job.peers = calloc((size_t)job.nnodes, sizeof *job.peers);
     moved_ports = calloc((size_t)job.nnodes, sizeof *moved_ports);
-    if (job.peers == NULL || moved_ports == NULL)
+    job.local = malloc((size_t)nranks * sizeof *job.local);
+    if (job.peers == NULL || job.local == NULL || moved_ports == NULL)
         config_error("%s", "out of memory");
+    job.node_of = rank_nodes(nranks);
     for (int j = 0; j < job.nnodes; j++) {
         struct net_peer *p = &job.peers[j];
         p->node = p->job_node = j;
         p->job_id = job.job_id;
-        p->first_rank = first_of[j];
-        p->nranks = first_of[j + 1] - p->first_rank;
-        if (j == job.node)
-            continue;
-        for (int r = p->first_rank; r < p->first_rank + p->nranks; r++)
-            if ((ranks[r] = net_proxy_create(r, p)) == NULL)
-                config_error("%s", "out of memory for the remote ranks");
     }
+    job.local_ranks = 0;
+    for (int r = 0; r < nranks; r++) {
+        int j = job.node_of[r];
+        job.peers[j].nranks++;
+        if (j == job.node)
+            job.local[job.local_ranks++] = r;
+        else if ((ranks[r] = net_proxy_create(r, &job.peers[j])) == NULL)
+            config_error("%s", "out of memory for the remote ranks");
+    }
+    for (int j = 0; j < job.nnodes; j++)
+        if (job.peers[j].nranks < 1)
+            config_error("%s: a node process would host no rank", job.ppn > 0 ? "STRAND_PPN" : "STRAND_RANK_NODES");
     active = true;
     ops = choose_module();
     char why[400];
@@ -496,9 +514,8 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                  ops->name, why);
         strand_job_abort(1, line);
     }
-    free(first_of);
     publish_host();
-    *first = job.first_rank;
+    *local_out = job.local;
     *count = job.local_ranks;
     return true;
 }
@@ -538,7 +555,6 @@ static int start_alone(char *why, size_t why_len)
     job.node = net_self_node();
     job.job_id = net_self_job_id();
     job.nranks = job.local_ranks = strand_node.config.nranks;
-    job.first_rank = 0;
     job.base_port = 0;
     size_t local = strand_node.config.eager_limit;
     job.eager_limit = local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT;
@@ -868,8 +884,9 @@ void net_peer_lost(struct net_peer *peer, const char *what)
     /* The launcher sees the death too and ends every node process; give it
      * a moment so that the user reads its one message rather than ours. */
     sleep(2);
-    snprintf(line, sizeof line,
-             "Strand MPI: node %d lost node %d (ranks %d-%d): %s; ending the job\n", job.node, peer->node,
-             peer->first_rank, peer->first_rank + peer->nranks - 1, what);
+    char ranks[64];
+    node_ranks_text(peer->node, ranks, sizeof ranks);
+    snprintf(line, sizeof line, "Strand MPI: node %d lost node %d (ranks %s): %s; ending the job\n", job.node,
+             peer->node, ranks, what);
     strand_job_abort(1, line);
 }
