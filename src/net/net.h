@@ -463,11 +463,17 @@ static inline double net_now_seconds(void)
  * waits for an answer from it is told (dpm_peer_lost). */
 void net_peer_ended(struct net_peer *peer);
 /* Progress thread: a peer died, closed without goodbye, broke the
- * protocol, or cannot be reached (see Failures above). Ends the job for a
- * peer of this job; for a peer of another job returns after telling the
- * waiters (dpm_peer_lost), and the job ends later if a communicator here
- * still reaches the peer after the grace: the module then drops what it
- * queued for the peer and starts afresh on its next message. */
+ * protocol, or cannot be reached (see Failures above). Returns, and the
+ * job ends 2 s later for a peer of this job (the launcher, which sees the
+ * death too, ends it first with its own message; a JOB_ABORT may still
+ * arrive meanwhile, net.c), later for a peer of another job only if a
+ * communicator here still reaches it after the grace (the waiters are
+ * told at once, dpm_peer_lost): the module then drops what it queued for
+ * the peer and starts afresh on its next message. Exits at once, with the
+ * abort's status, when the job is aborting (JOB_ABORT). */
 void net_peer_lost(struct net_peer *peer, const char *what);
+/* The same for a module that cannot go on serving: ends the job after the
+ * grace (a peer of this job) or at once. */
+_Noreturn void net_peer_lost_fatal(struct net_peer *peer, const char *what);
 
 #endif

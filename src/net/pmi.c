@@ -39,6 +39,7 @@ static struct {
 static int job_size, *rank_node;
 
 bool pmi_active(void) { return backend != NULL; }
+bool pmi_abort_has_status(void) { return backend != NULL && backend->abort_has_status; }
 
 /* Under srun (a step of several tasks). */
 static bool started_by_srun(void)

@@ -32,13 +32,17 @@ void pmi_fence(void);
 void pmi_finalize(void);
 /* The job aborts with `status`: ask the process manager to end every task
  * (PMIx passes the status on, so srun exits with it; PMI-2 has no field
- * for it). */
+ * for it: net_job_aborting asks the other node processes to exit with it
+ * first). */
 void pmi_abort(int status, const char *message);
+/* The PMI in use passes an abort's status on to srun (PMIx). */
+bool pmi_abort_has_status(void);
 
 /* --- a PMI implementation (pmi2.c, pmix.c), used by pmi.c --- */
 struct pmi_backend {
     const char *name;               /* "PMI-2", "PMIx" */
     const char *srun_option;        /* how srun selects it */
+    bool abort_has_status;          /* abort passes its status on to srun */
     /* Its environment is there (PMI_FD, PMIX_NAMESPACE): init can work. */
     bool (*present)(void);
     /* Returns 0, or -1 with the failed call in why[why_len]. */

@@ -117,7 +117,9 @@ static void finalize(void)
  * process: a child process (sharing PMI's connection) sends it. The
  * process manager then ends every task of the step. PMI-2's abort carries
  * no status: Slurm kills the other tasks and srun exits with 137, as it
- * does for MPICH's MPI_Abort under --mpi=pmi2. */
+ * does for MPICH's MPI_Abort under --mpi=pmi2; net_job_aborting therefore
+ * comes here only when the node processes could not end themselves with
+ * the status (net.c, JOB_ABORT). */
 static void abort_job(int status, const char *message)
 {
     (void)status;

@@ -143,7 +143,7 @@ static void abort_job(int status, const char *message)
 }
 
 const struct pmi_backend pmix_backend = {
-    .name = "PMIx", .srun_option = "--mpi=pmix", .present = present, .init = init,
+    .name = "PMIx", .srun_option = "--mpi=pmix", .abort_has_status = true, .present = present, .init = init,
     .universe_size = universe_size, .put = put, .get = get, .rank_nodes = rank_nodes,
     .fence = fence, .finalize = finalize, .abort = abort_job,
 };

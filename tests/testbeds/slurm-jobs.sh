@@ -113,6 +113,8 @@ if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
     STRAND_NET=ucx run ucx_send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
     STRAND_NET=ucx run ucx_four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 "$progs/coll_hier"
     STRAND_NET=ucx run ucx_rma 0 "" "${pmi2[@]}" -N 3 -n 7 "$progs/rma_net"
+    STRAND_NET=ucx run ucx_abort 7 "MPI_Abort called by rank 5 with error code 7" \
+        "${pmi2[@]}" -N 3 -n 6 "$progs/net_fail" abort
     [ "$have_pmix" = yes ] && STRAND_NET=ucx run ucx_pmix 0 "" srun --mpi=pmix -N 3 -n 6 "$progs/net_rendezvous"
     unset UCX_NET_DEVICES
 fi
@@ -139,8 +141,15 @@ else
 fi
 
 # --- failures --------------------------------------------------------------
-# PMI-2 has no abort code: srun reports the killed tasks (137), as for MPICH.
-run abort 137 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+# PMI-2's abort has no code and kills (srun would exit 137, as for MPICH):
+# the node processes exit with the code themselves (JOB_ABORT, net.c), so
+# srun exits with it; also one node process, one per task, and 3 nodes
+# -m cyclic (every other rank waits in MPI_Recv for the aborting one).
+run abort 7 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+run abort_one_node 7 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 1 -n 4 "$progs/net_fail" abort
+run abort_cyclic 7 "MPI_Abort called by rank 6 with error code 7" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_fail" abort
+STRAND_PMI_LAYOUT=task run abort_per_task 7 "MPI_Abort called by rank 3 with error code 7" \
+    "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
 run node_process_killed ANY "lost node 1 \(ranks 3\)" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" kill
 
 # scancel while it runs
