@@ -113,22 +113,44 @@ static void set_rank_nodes(const int *node_of, int size)
 }
 
 /* PMI's node of every rank (rank_node[size]), checked against what Slurm
- * says of this node: `nnodes` nodes, each with a task, and this node's
- * tasks (SLURM_GTIDS, read into node_tasks) on node `node`. False when
- * PMI does not say, or says otherwise. */
-static bool rank_nodes_read(int nnodes, int size, int node)
+ * says of the whole step, the same in every task (so that all choose the
+ * same layout): `nnodes` nodes holding SLURM_STEP_TASKS_PER_NODE tasks.
+ * False when PMI does not say, or says otherwise (Slurm 22.05's PMI-2
+ * under -m arbitrary). */
+static bool rank_nodes_read(int nnodes, int size)
 {
+    const char *spec = getenv("SLURM_STEP_TASKS_PER_NODE");
+    if (spec == NULL)
+        spec = getenv("SLURM_TASKS_PER_NODE");
     rank_node = malloc((size_t)size * sizeof *rank_node);
-    int *tasks = calloc((size_t)nnodes, sizeof *tasks);
-    bool ok = rank_node != NULL && tasks != NULL && backend->rank_nodes(nnodes, size, rank_node) == 0;
+    int *counts = malloc((size_t)nnodes * sizeof *counts);
+    bool ok = spec != NULL && rank_node != NULL && counts != NULL &&
+              net_layout_list(spec, counts, nnodes, 1, size) == nnodes &&
+              backend->rank_nodes(nnodes, size, rank_node) == 0;
     for (int r = 0; ok && r < size; r++)
-        ok = rank_node[r] >= 0 && rank_node[r] < nnodes && ++tasks[rank_node[r]] > 0;
+        ok = rank_node[r] >= 0 && rank_node[r] < nnodes && counts[rank_node[r]]-- > 0;
     for (int j = 0; ok && j < nnodes; j++)
-        ok = tasks[j] > 0;
-    ok = ok && tasks[node] == node_tasks.ntasks;
+        ok = counts[j] == 0;
+    free(counts);
+    return ok;
+}
+
+/* This task's node in that map: its tasks (SLURM_GTIDS, ascending, the
+ * task of local id `local` being PMI rank `rank`) are the ranks PMI puts
+ * on node `node`. */
+static bool node_tasks_agree(int size, int node, int local, int rank)
+{
+    const char *gtids = getenv("SLURM_GTIDS");
+    node_tasks.pmi_ranks = malloc((size_t)size * sizeof *node_tasks.pmi_ranks);
+    if (gtids == NULL || node_tasks.pmi_ranks == NULL)
+        return false;
+    node_tasks.ntasks = net_layout_list(gtids, node_tasks.pmi_ranks, size, 0, size - 1);
+    int on_node = 0;
+    for (int r = 0; r < size; r++)
+        on_node += rank_node[r] == node;
+    bool ok = node_tasks.ntasks == on_node && local < node_tasks.ntasks && node_tasks.pmi_ranks[local] == rank;
     for (int i = 0; ok && i < node_tasks.ntasks; i++)
-        ok = node_tasks.pmi_ranks[i] >= 0 && node_tasks.pmi_ranks[i] < size && rank_node[node_tasks.pmi_ranks[i]] == node;
-    free(tasks);
+        ok = rank_node[node_tasks.pmi_ranks[i]] == node && (i == 0 || node_tasks.pmi_ranks[i] > node_tasks.pmi_ranks[i - 1]);
     return ok;
 }
 
@@ -259,21 +281,6 @@ static void describe_local_apps(void)
     free(values);
 }
 
-/* SLURM_GTIDS: the PMI ranks of this node's tasks, by local id; false
- * when not there, malformed, or not ascending. */
-static bool node_tasks_read(int size)
-{
-    const char *gtids = getenv("SLURM_GTIDS");
-    node_tasks.pmi_ranks = malloc((size_t)size * sizeof *node_tasks.pmi_ranks);
-    if (gtids == NULL || node_tasks.pmi_ranks == NULL)
-        return false;
-    node_tasks.ntasks = net_layout_list(gtids, node_tasks.pmi_ranks, size, 0, size - 1);
-    for (int i = 1; i < node_tasks.ntasks; i++)
-        if (node_tasks.pmi_ranks[i] <= node_tasks.pmi_ranks[i - 1])
-            return false;
-    return node_tasks.ntasks > 0;
-}
-
 void net_bootstrap(void)
 {
     if (getenv("STRAND_NRANKS") != NULL)
@@ -304,12 +311,13 @@ void net_bootstrap(void)
     long node = env_long("SLURM_NODEID", -1), local = env_long("SLURM_LOCALID", -1);
     job_size = size;
     bool want_per_node = (layout == NULL || strcmp(layout, "task") != 0) && nnodes >= 1 && node >= 0 &&
-                         node < nnodes && local >= 0 && node_tasks_read(size) && local < node_tasks.ntasks &&
-                         node_tasks.pmi_ranks[local] == rank;
-    bool per_node = want_per_node && rank_nodes_read((int)nnodes, size, (int)node);
+                         node < nnodes && local >= 0;
+    bool per_node = want_per_node && rank_nodes_read((int)nnodes, size);
     if (want_per_node && !per_node)
-        say_once("Strand MPI: PMI's node of each rank is missing or disagrees with SLURM_GTIDS: "
+        say_once("Strand MPI: PMI's node of each rank is missing or disagrees with SLURM_STEP_TASKS_PER_NODE: "
                  "one node process per task\n");
+    if (per_node && !node_tasks_agree(size, (int)node, (int)local, rank))
+        pmi_failed("checking PMI's node of each rank against SLURM_GTIDS");
     if (!per_node) {
         node_is_rank = true;
         set_number("STRAND_NODES", size);

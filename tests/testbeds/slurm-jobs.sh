@@ -65,8 +65,8 @@ run uneven_cyclic 0 "" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
 run cyclic 0 "" "${pmi2[@]}" -N 3 -n 9 --ntasks-per-node=3 -m cyclic "$progs/net_layout" 3
 run plane 0 "" "${pmi2[@]}" -N 2 -n 8 -m plane=3 "$progs/net_layout" 2
 # -m arbitrary: Slurm 22.05's PMI-2 mapping is wrong there ("(vector,(0,5,1))"
-# for 5 tasks on 3 nodes); it disagrees with SLURM_GTIDS: a node process
-# per task, said once.
+# for 5 tasks on 3 nodes); it disagrees with SLURM_STEP_TASKS_PER_NODE: a
+# node process per task, said once.
 printf '%s\n' n2 n1 n2 n3 n1 >"$state/hosts"
 SLURM_HOSTFILE=$state/hosts run arbitrary 0 "PMI's node of each rank is missing or disagrees" \
     "${pmi2[@]}" -n 5 -m arbitrary "$progs/net_layout" 5
