@@ -19,7 +19,9 @@
 struct rank;
 struct rank *strand_current_rank(void);          /* calling thread's rank, NULL outside ranks */
 int strand_rank_world_number(struct rank *r);    /* rank in MPI_COMM_WORLD */
-void strand_node_launched_ranks(int *first, int *count); /* the launched world ranks this node runs */
+/* The launched world's ranks this node runs: ranks[count], ascending, not
+ * always consecutive (srun -m cyclic); the runtime's, for the process's life. */
+void strand_node_launched_ranks(const int **ranks, int *count);
 void strand_thread_adopt_rank(struct rank *r);   /* calling thread acts for rank r */
 int strand_rank_is_main_thread(struct rank *r);  /* 1 if the caller is r's program thread */
 /* Runs rank_main(arg) once in each of the node's rank threads, waits for

@@ -315,13 +315,11 @@ static const struct node_program *program_of_rank(int r, const struct node_progr
  * before a rank of another program has done anything. */
 static const struct node_program *launched_program(const struct node_program *own)
 {
-    int first, count;
-    strand_node_launched_ranks(&first, &count);
-    for (int r = first, end = first + count; r < end;) {
-        const struct app *a = apps_of_rank(r);
-        program_of_rank(r, own);
-        r = a != NULL ? a->first_rank + a->nranks : end;
-    }
+    const int *ranks;
+    int count;
+    strand_node_launched_ranks(&ranks, &count);
+    for (int i = 0; i < count; i++)
+        program_of_rank(ranks[i], own);
     return program_of_rank(strand_rank_world_number(strand_current_rank()), own);
 }
 

@@ -85,7 +85,9 @@ struct node {
     struct node_config config;
     struct rank **ranks;            /* the initial world's, by world rank (proxies for
                                      * ranks of other node processes) */
-    int first_local, nlocal;        /* the initial world's ranks this node process runs */
+    const int *local_ranks;         /* the initial world's ranks this node process runs,
+                                     * ascending, not always consecutive (srun -m cyclic) */
+    int nlocal;
     struct world *initial_world;
     int ncores;
     int spin_limit;                 /* polls before a waiter yields or sleeps */
@@ -236,7 +238,7 @@ extern __thread struct rank *strand_self __attribute__((tls_model("initial-exec"
 /* Interface used by privatize/ (the program loader). */
 STRAND_EXPORT struct rank *strand_current_rank(void);
 STRAND_EXPORT int strand_rank_world_number(struct rank *r);
-STRAND_EXPORT void strand_node_launched_ranks(int *first, int *count);
+STRAND_EXPORT void strand_node_launched_ranks(const int **ranks, int *count);
 STRAND_EXPORT void strand_thread_adopt_rank(struct rank *r);
 STRAND_EXPORT int strand_rank_is_main_thread(struct rank *r);
 STRAND_EXPORT int strand_node_run(int (*rank_main)(void *arg), void *arg);

@@ -49,9 +49,9 @@ enum {
 
 struct rank *strand_current_rank(void) { return strand_self; }
 int strand_rank_world_number(struct rank *r) { return r->world_rank; }
-void strand_node_launched_ranks(int *first, int *count)
+void strand_node_launched_ranks(const int **ranks, int *count)
 {
-    *first = strand_node.first_local;
+    *ranks = strand_node.local_ranks;
     *count = strand_node.nlocal;
 }
 void strand_thread_adopt_rank(struct rank *r) { strand_self = r; }
@@ -185,7 +185,12 @@ static int node_setup(void)
     n->wtime_base = monotonic_seconds();
     /* In a job over several node processes, world_create_initial has the
      * network module make proxies of the other node processes' ranks. */
-    n->first_local = 0;
+    int *all = malloc((size_t)n->config.nranks * sizeof *all);
+    if (all == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int r = 0; r < n->config.nranks; r++)
+        all[r] = r;
+    n->local_ranks = all;
     n->nlocal = n->config.nranks;
     n->initial_world = world_create_initial(n->config.nranks);
     if (n->initial_world == NULL)
@@ -296,9 +301,11 @@ static void place_rank_thread(const struct rank *r, pthread_t thread)
 static void launch_spread(void)
 {
     struct node *n = &strand_node;
-    for (int i = n->first_local; i < n->first_local + n->nlocal; i++)
-        if (!atomic_load(&n->ranks[i]->thread_ended) && n->ranks[i] != strand_self)
-            place_rank_thread(n->ranks[i], n->ranks[i]->program_thread);
+    for (int i = 0; i < n->nlocal; i++) {
+        struct rank *r = n->ranks[n->local_ranks[i]];
+        if (!atomic_load(&r->thread_ended) && r != strand_self)
+            place_rank_thread(r, r->program_thread);
+    }
     pthread_setaffinity_np(launch.main_thread, sizeof launch.cpus, &launch.cpus);
     place_rank_thread(strand_self, pthread_self());
 }
@@ -410,14 +417,14 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
     pthread_attr_init(&attr);
     atomic_store(&n->ranks_running, nranks);
     for (int i = 0; i < nranks; i++) {
-        struct rank *r = n->ranks[n->first_local + i];
+        struct rank *r = n->ranks[n->local_ranks[i]];
         starts[i] = (struct rank_start){ r, rank_main, arg };
         if (rank_stack_create(r, stack_size) != 0)
-            rank_thread_failed(n->first_local + i, n->config.nranks, errno);
+            rank_thread_failed(n->local_ranks[i], n->config.nranks, errno);
         pthread_attr_setstack(&attr, r->stack_low, stack_size);
         int rc = pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
         if (rc != 0)
-            rank_thread_failed(n->first_local + i, n->config.nranks, rc);
+            rank_thread_failed(n->local_ranks[i], n->config.nranks, rc);
     }
     pthread_attr_destroy(&attr);
     int status = 0;

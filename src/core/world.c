@@ -105,7 +105,7 @@ static struct world *world_make(uint32_t id, uint64_t gid, int size, const int *
     /* The launched world of a job over several node processes: the
      * network module puts proxies for the other node processes' ranks. */
     if (id == 0 && !strand_node.singleton)
-        net_start(size, w->ranks, &strand_node.first_local, &strand_node.nlocal);
+        net_start(size, w->ranks, &strand_node.local_ranks, &strand_node.nlocal);
     if (id == 0)
         launched_apps_read(size);
     for (int b = 0; b < nblocks; b++)

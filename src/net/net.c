@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,31 +192,48 @@ static void hosts_from_environment(void)
     free(copy);
 }
 
-/* STRAND_NODE_RANKS: ranks of each node process, comma-separated (under
- * Slurm: its tasks per node); without it, layout.h's rule. Returns the
- * first world rank of each node, nnodes + 1 entries. */
-static int *node_firsts(int nranks)
+/* STRAND_RANK_NODES: the node process of each world rank (under Slurm,
+ * the node of each PMI rank, whatever the distribution); without it,
+ * layout.h's blocks. Returns nranks entries. */
+static int *rank_nodes(int nranks)
 {
-    int *first = calloc((size_t)job.nnodes + 1, sizeof *first);
-    if (first == NULL)
+    int *node_of = malloc((size_t)nranks * sizeof *node_of);
+    if (node_of == NULL)
         config_error("%s", "out of memory");
-    const char *counts = getenv("STRAND_NODE_RANKS");
-    for (int j = 0; j <= job.nnodes; j++)
-        first[j] = net_node_first_rank(nranks, job.nnodes, job.ppn, j);
-    if (counts == NULL || *counts == '\0')
-        return first;
-    const char *p = counts;
-    for (int j = 0; j < job.nnodes; j++) {
-        char *end;
-        long n = strtol(p, &end, 10);
-        if (end == p || n < 1 || (*end != ',' && *end != '\0'))
-            config_error("%s: one positive count per node process, comma-separated", "STRAND_NODE_RANKS");
-        first[j + 1] = first[j] + (int)n;
-        p = *end == ',' ? end + 1 : end;
+    const char *spec = getenv("STRAND_RANK_NODES");
+    if (spec == NULL || *spec == '\0') {
+        for (int j = 0; j < job.nnodes; j++)
+            for (int r = net_node_first_rank(nranks, job.nnodes, job.ppn, j),
+                     end = net_node_first_rank(nranks, job.nnodes, job.ppn, j + 1);
+                 r < end; r++)
+                node_of[r] = j;
+        return node_of;
     }
-    if (first[job.nnodes] != nranks || *p != '\0')
-        config_error("%s does not add up to the job's ranks", "STRAND_NODE_RANKS");
-    return first;
+    if (net_layout_list(spec, node_of, nranks, 0, job.nnodes - 1) != nranks)
+        config_error("%s: one node index (below STRAND_NODES) per world rank, comma-separated", "STRAND_RANK_NODES");
+    return node_of;
+}
+
+/* Node `node`'s world ranks as ranges ("3-5,9"), cut short with "...":
+ * for messages. */
+static void node_ranks_text(int node, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int r = 0; r < job.nranks; r++) {
+        if (job.node_of[r] != node || (r > 0 && job.node_of[r - 1] == node))
+            continue;
+        int last = r;
+        while (last + 1 < job.nranks && job.node_of[last + 1] == node)
+            last++;
+        int n = last > r ? snprintf(out + used, len - used, "%s%d-%d", used > 0 ? "," : "", r, last)
+                         : snprintf(out + used, len - used, "%s%d", used > 0 ? "," : "", r);
+        if (n < 0 || (size_t)n >= len - used) {
+            snprintf(out + (used < len - 4 ? used : len - 4), 4, "...");
+            return;
+        }
+        used += (size_t)n;
+    }
 }
 
 /* ---- peers and proxies ---- */
@@ -254,7 +272,6 @@ static struct net_peer *foreign_peer_new(uint64_t job_id, int node, const char *
     p->job_node = node;
     p->foreign = true;
     p->port = port;
-    p->first_rank = -1;
     p->reg.key[0] = job_id;
     p->reg.key[1] = (uint64_t)node;
     return p;
@@ -329,7 +346,13 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
     return p;
 }
 
-/* ---- peers of other jobs lost while still reached (progress thread) ----
+/* ---- peers lost (progress thread) ----
+ *
+ * A node process of this job lost ends the job LOST_OWN_PEER_GRACE_S
+ * later: a launcher that saw the death too ends every node process
+ * meanwhile, so that the user reads its one message rather than ours, and
+ * a JOB_ABORT that explains the loss may still arrive (the progress thread
+ * keeps serving).
  *
  * MPI_Comm_disconnect ends when every member has reached its barrier, so
  * the other job may return from it, go on and end (or abort) while the
@@ -341,7 +364,7 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
  * (a receive from the lost job) ends after that grace, with the same
  * message. */
 enum { LOST_PEER_CHECK_MS = 20, LOST_PEERS_MAX = 64 };
-static const double LOST_PEER_GRACE_S = 3.0;
+static const double LOST_PEER_GRACE_S = 3.0, LOST_OWN_PEER_GRACE_S = 2.0;
 
 static struct lost_peer {
     struct net_peer *peer;
@@ -360,22 +383,39 @@ static _Noreturn void foreign_peer_loss_ends_job(const struct net_peer *peer, co
     strand_job_abort(1, line);
 }
 
-/* Lost while reached: wait for the proxies to go (the first loss counts). */
-static void foreign_peer_lost_reached(struct net_peer *peer, const char *what)
+static _Noreturn void own_peer_loss_ends_job(const struct net_peer *peer, const char *what)
+{
+    char line[512], ranks[64];
+    node_ranks_text(peer->node, ranks, sizeof ranks);
+    snprintf(line, sizeof line, "Strand MPI: node %d lost node %d (ranks %s): %s; ending the job\n", job.node,
+             peer->node, ranks, what);
+    strand_job_abort(1, line);
+}
+
+static _Noreturn void peer_loss_ends_job(const struct net_peer *peer, const char *what)
+{
+    if (peer->foreign)
+        foreign_peer_loss_ends_job(peer, what);
+    own_peer_loss_ends_job(peer, what);
+}
+
+/* Lost: the job ends after the peer's grace, unless (another job's peer)
+ * no proxy reaches it by then (the first loss counts). */
+static void peer_lost_later(struct net_peer *peer, const char *what)
 {
     for (int i = 0; i < nlost_peers; i++)
         if (lost_peers[i].peer == peer)
             return;
     if (nlost_peers == LOST_PEERS_MAX)
-        foreign_peer_loss_ends_job(peer, what);
+        peer_loss_ends_job(peer, what);
     struct lost_peer *l = &lost_peers[nlost_peers++];
     l->peer = peer;
-    l->deadline = net_now_seconds() + LOST_PEER_GRACE_S;
+    l->deadline = net_now_seconds() + (peer->foreign ? LOST_PEER_GRACE_S : LOST_OWN_PEER_GRACE_S);
     snprintf(l->what, sizeof l->what, "%s", what);
 }
 
-/* Forgets the lost peers nothing reaches any more; ends the job for one
- * still reached past its grace. Returns the progress timeout: the next
+/* Forgets the lost peers of other jobs nothing reaches any more; ends the
+ * job for one still reached past its grace. Returns the progress timeout: the next
  * check while some remain, else none (-1). */
 static int lost_peers_check(void)
 {
@@ -384,12 +424,12 @@ static int lost_peers_check(void)
     double now = net_now_seconds();
     for (int i = 0; i < nlost_peers;) {
         struct lost_peer *l = &lost_peers[i];
-        if (atomic_load(&l->peer->users) == 0) {
+        if (l->peer->foreign && atomic_load(&l->peer->users) == 0) {
             *l = lost_peers[--nlost_peers];
             continue;
         }
         if (now >= l->deadline)
-            foreign_peer_loss_ends_job(l->peer, l->what);
+            peer_loss_ends_job(l->peer, l->what);
         i++;
     }
     return nlost_peers > 0 ? LOST_PEER_CHECK_MS : -1;
@@ -434,7 +474,7 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-bool net_start(int nranks, struct rank **ranks, int *first, int *count)
+bool net_start(int nranks, struct rank **ranks, const int **local_out, int *count)
 {
     job.nnodes = (int)env_number("STRAND_NODES", 1, 1, 1 << 20);
     if (job.nnodes == 1)
@@ -462,27 +502,29 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                                          (long)(local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT), 0, INT32_MAX);
     hosts_from_environment();
     snprintf(self.host, sizeof self.host, "%s", job.hosts[job.node]);
-    int *first_of = node_firsts(nranks);
-    job.first_rank = first_of[job.node];
-    job.local_ranks = first_of[job.node + 1] - job.first_rank;
-    if (job.local_ranks < 1)
-        config_error("%s: this node process would host no rank", "STRAND_PPN");
     job.peers = calloc((size_t)job.nnodes, sizeof *job.peers);
     moved_ports = calloc((size_t)job.nnodes, sizeof *moved_ports);
-    if (job.peers == NULL || moved_ports == NULL)
+    job.local = malloc((size_t)nranks * sizeof *job.local);
+    if (job.peers == NULL || job.local == NULL || moved_ports == NULL)
         config_error("%s", "out of memory");
+    job.node_of = rank_nodes(nranks);
     for (int j = 0; j < job.nnodes; j++) {
         struct net_peer *p = &job.peers[j];
         p->node = p->job_node = j;
         p->job_id = job.job_id;
-        p->first_rank = first_of[j];
-        p->nranks = first_of[j + 1] - p->first_rank;
-        if (j == job.node)
-            continue;
-        for (int r = p->first_rank; r < p->first_rank + p->nranks; r++)
-            if ((ranks[r] = net_proxy_create(r, p)) == NULL)
-                config_error("%s", "out of memory for the remote ranks");
     }
+    job.local_ranks = 0;
+    for (int r = 0; r < nranks; r++) {
+        int j = job.node_of[r];
+        job.peers[j].nranks++;
+        if (j == job.node)
+            job.local[job.local_ranks++] = r;
+        else if ((ranks[r] = net_proxy_create(r, &job.peers[j])) == NULL)
+            config_error("%s", "out of memory for the remote ranks");
+    }
+    for (int j = 0; j < job.nnodes; j++)
+        if (job.peers[j].nranks < 1)
+            config_error("%s: a node process would host no rank", job.ppn > 0 ? "STRAND_PPN" : "STRAND_RANK_NODES");
     active = true;
     ops = choose_module();
     char why[400];
@@ -496,9 +538,8 @@ bool net_start(int nranks, struct rank **ranks, int *first, int *count)
                  ops->name, why);
         strand_job_abort(1, line);
     }
-    free(first_of);
     publish_host();
-    *first = job.first_rank;
+    *local_out = job.local;
     *count = job.local_ranks;
     return true;
 }
@@ -538,7 +579,6 @@ static int start_alone(char *why, size_t why_len)
     job.node = net_self_node();
     job.job_id = net_self_job_id();
     job.nranks = job.local_ranks = strand_node.config.nranks;
-    job.first_rank = 0;
     job.base_port = 0;
     size_t local = strand_node.config.eager_limit;
     job.eager_limit = local > NET_EAGER_LIMIT ? local : NET_EAGER_LIMIT;
@@ -585,8 +625,118 @@ void net_end(void)
     atomic_store(&started, false);
 }
 
+/* ---- MPI_Abort without a launcher that passes the code on ----
+ *
+ * Under srun --mpi=pmi2 the process manager's abort kills every task, and
+ * srun then exits with 137 whatever the code (it reports 128 + the signal
+ * when a task was killed, else the highest exit code). So the node
+ * process that aborts has every other one exit with the code itself, in
+ * WIRE_DPM frames of the layer's own kinds:
+ *  1. JOB_ABORT (a: status) to every other node process: each answers
+ *     JOB_ABORT_ACK and from then on exits with the status when it loses
+ *     any peer;
+ *  2. once every node process answered (or had ended already),
+ *     JOB_ABORT_GO to each: they exit; the aborting one exits at the first
+ *     loss that shows they go, or JOB_ABORT_GONE_S later (the frames had
+ *     time to leave; a node process that missed GO sees the aborting one
+ *     go).
+ * No node process exits before all know the status, so none takes another
+ * one's exit for a failure. PMI's abort, the kill, only when some do not
+ * answer within JOB_ABORT_WAIT_S or the caller cannot wait (the progress
+ * thread, or the layer not running yet). */
+enum {                                  /* beside src/dpm's kinds (dpm.h), never one of them */
+    NET_DPM_JOB_ABORT = 0x4a41, NET_DPM_JOB_ABORT_ACK, NET_DPM_JOB_ABORT_GO,
+};
+static const double JOB_ABORT_WAIT_S = 5.0, JOB_ABORT_GONE_S = 1.0;
+
+static struct {
+    atomic_bool known;                  /* the job aborts with `status`: a loss ends this process */
+    atomic_int status;
+    atomic_bool *acked;                 /* on the aborting node: by node, JOB_ABORT_ACK received */
+} job_abort;
+
+static _Noreturn void exit_aborted(void)
+{
+    syscall(SYS_exit_group, atomic_load(&job_abort.status));
+    __builtin_unreachable();
+}
+
+/* Every other node process answered JOB_ABORT, or had ended (its ranks
+ * all finished). */
+static bool all_acked(void)
+{
+    for (int j = 0; j < job.nnodes; j++)
+        if (j != job.node && !atomic_load(&job_abort.acked[j]) && !atomic_load(&job.peers[j].ended))
+            return false;
+    return true;
+}
+
+static bool never(void) { return false; }
+
+/* Waits up to `seconds` for `done`. */
+static bool abort_wait(bool (*done)(void), double seconds)
+{
+    for (double end = net_now_seconds() + seconds; net_now_seconds() < end;) {
+        if (done())
+            return true;
+        struct timespec ms5 = { 0, 5000000 };
+        nanosleep(&ms5, NULL);
+    }
+    return done();
+}
+
+/* JOB_ABORT or JOB_ABORT_GO to every other node process. */
+static bool abort_tell_all(uint32_t kind, int status)
+{
+    for (int j = 0; j < job.nnodes; j++)
+        if (j != job.node &&
+            net_dpm_send(&job.peers[j], kind, (uint64_t)(unsigned)status, 0, 0, NULL, 0) != MPI_SUCCESS)
+            return false;
+    return true;
+}
+
+/* Any thread but the progress thread: has the job's other node processes
+ * exit with `status`. True when all went (the caller exits with it). */
+static bool peers_abort(int status)
+{
+    if (!net_started() || pthread_equal(pthread_self(), progress_thread) ||
+        (job_abort.acked = calloc((size_t)job.nnodes, sizeof *job_abort.acked)) == NULL)
+        return false;
+    atomic_store(&job_abort.status, status);
+    atomic_store(&job_abort.known, true);
+    if (!abort_tell_all(NET_DPM_JOB_ABORT, status) || !abort_wait(all_acked, JOB_ABORT_WAIT_S) ||
+        !abort_tell_all(NET_DPM_JOB_ABORT_GO, status))
+        return false;
+    abort_wait(never, JOB_ABORT_GONE_S);
+    return true;
+}
+
+/* The layer's own WIRE_DPM frames (from this job's node processes). */
+static void job_abort_frame(struct net_peer *from, const struct wire_frame *f)
+{
+    switch (f->context_id) {
+    case NET_DPM_JOB_ABORT:
+        atomic_store(&job_abort.status, (int)(unsigned)f->a);
+        atomic_store(&job_abort.known, true);
+        net_dpm_send(from, NET_DPM_JOB_ABORT_ACK, 0, 0, 0, NULL, 0);
+        return;
+    case NET_DPM_JOB_ABORT_ACK:
+        if (job_abort.acked != NULL)
+            atomic_store(&job_abort.acked[from->node], true);
+        return;
+    default:
+        exit_aborted();     /* GO: the aborting rank said why */
+    }
+}
+
 void net_job_aborting(int status, const char *message)
 {
+    if (pmi_active() && !pmi_abort_has_status()) {
+        /* One node process: its exit is the job's (the node's other
+         * tasks left after the fence, with 0). */
+        if (!active || peers_abort(status))
+            return;
+    }
     pmi_abort(status, message);
 }
 
@@ -845,7 +995,10 @@ int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, u
 
 void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
-    dpm_frame_arrived(from, f, payload);
+    if (f->context_id >= NET_DPM_JOB_ABORT && f->context_id <= NET_DPM_JOB_ABORT_GO && !from->foreign)
+        job_abort_frame(from, f);
+    else
+        dpm_frame_arrived(from, f, payload);
 }
 
 void net_peer_ended(struct net_peer *peer)
@@ -856,20 +1009,23 @@ void net_peer_ended(struct net_peer *peer)
 
 void net_peer_lost(struct net_peer *peer, const char *what)
 {
-    char line[512];
     if (peer->foreign) {
         /* Nothing waiting for it can succeed now; whether the job ends
          * too is decided once the disconnects under way had their time. */
         dpm_peer_lost(peer, what);
         if (atomic_load(&peer->users) != 0)
-            foreign_peer_lost_reached(peer, what);
+            peer_lost_later(peer, what);
         return;
     }
-    /* The launcher sees the death too and ends every node process; give it
-     * a moment so that the user reads its one message rather than ours. */
-    sleep(2);
-    snprintf(line, sizeof line,
-             "Strand MPI: node %d lost node %d (ranks %d-%d): %s; ending the job\n", job.node, peer->node,
-             peer->first_rank, peer->first_rank + peer->nranks - 1, what);
-    strand_job_abort(1, line);
+    if (atomic_load(&job_abort.known))
+        exit_aborted();     /* it goes because the job aborts */
+    peer_lost_later(peer, what);
+}
+
+_Noreturn void net_peer_lost_fatal(struct net_peer *peer, const char *what)
+{
+    net_peer_lost(peer, what);
+    if (!peer->foreign)
+        sleep((unsigned)LOST_OWN_PEER_GRACE_S);
+    peer_loss_ends_job(peer, what);
 }

@@ -13,7 +13,10 @@
  *    STRAND_NET, see net.c), behind the const table `struct net_ops` below.
  *
  * A job of N ranks on K node processes: node j hosts the launched world's
- * ranks [net_node_first_rank(j), net_node_first_rank(j + 1)). With K == 1
+ * ranks r with job.node_of[r] == j: blocks [net_node_first_rank(j),
+ * net_node_first_rank(j + 1)) under mpiexec, whatever set Slurm put on the
+ * node under srun (STRAND_RANK_NODES: -m cyclic, plane, arbitrary), so
+ * that a world rank is the PMI rank. With K == 1
  * (the default) nothing here runs until the program asks for another
  * process (a port, a connection, a spawn onto another node process:
  * net_ensure_started), so a single-process job has no thread and no
@@ -113,7 +116,8 @@ struct net_peer {
     uint64_t job_id;                /* who it is: its job ... */
     int job_node;                   /* ... and its node index there */
     bool foreign;                   /* of another job */
-    int first_rank, nranks;         /* this job's: its ranks of the launched world */
+    int nranks;                     /* this job's: how many ranks of the launched world
+                                     * it hosts (job.node_of says which) */
     char *host;                     /* another job's: where it listens */
     int port;
     /* Another job's: proxies in this process of ranks it hosts; while
@@ -137,8 +141,10 @@ struct net_envelope {
  * launcher's environment; immutable afterwards). */
 struct net_job {
     int nranks, nnodes, node;       /* world size, node processes, this one's index */
-    int first_rank, local_ranks;    /* this node's world ranks */
-    int ppn;                        /* ranks per node when given (-ppn), else 0: balanced blocks */
+    int *node_of;                   /* the node process of each world rank (nranks) */
+    int *local, local_ranks;        /* this node's world ranks, ascending */
+    int ppn;                        /* ranks per node when given (-ppn), else 0: balanced blocks
+                                     * (without STRAND_RANK_NODES) */
     uint64_t job_id;                /* the same in every node process of the job */
     char **hosts;                   /* host of each node process */
     int base_port;                  /* node j listens on base_port + j; 0: on any port
@@ -252,10 +258,11 @@ void net_job_aborting(int status, const char *message);
 /* Main thread, at node start: reads the job from the environment. When
  * the job spans several node processes, fills `ranks` (world size entries)
  * with proxies for the remote ranks (world set by the caller), starts the
- * module (listening), and returns true; `*first`, `*count` get the local
- * ranks. Returns false for a single-node job (nothing started). Ends the
+ * module (listening), and returns true; `*local` (ascending, owned by
+ * the layer, valid for the process's life) and `*count` get the local
+ * ranks, which need not be consecutive. Returns false for a single-node job (nothing started). Ends the
  * job with a message on a bad configuration. */
-bool net_start(int nranks, struct rank **ranks, int *first, int *count);
+bool net_start(int nranks, struct rank **ranks, const int **local, int *count);
 /* Main thread, once the local ranks exist (their mailboxes receive from
  * now on) and before their threads start: starts the progress thread. */
 void net_run(void);
@@ -436,8 +443,7 @@ static inline struct wire_limits net_wire_limits(const struct net_job *job, uint
 {
     size_t eager = job->eager_limit > NET_EAGER_ACCEPTED ? job->eager_limit : NET_EAGER_ACCEPTED;
     return (struct wire_limits){
-        .job_world = job->job_id, .world_rank = net_world_rank_here,
-        .first_rank = (uint32_t)job->first_rank, .local_ranks = (uint32_t)job->local_ranks,
+        .world_rank = net_world_rank_here,
         .nnodes = (uint32_t)job->nnodes, .job_id = job->job_id,
         .max_eager = (uint32_t)(eager < UINT32_MAX ? eager : UINT32_MAX),
         .max_data = max_data, .tag_ub = INT32_MAX,
@@ -457,11 +463,17 @@ static inline double net_now_seconds(void)
  * waits for an answer from it is told (dpm_peer_lost). */
 void net_peer_ended(struct net_peer *peer);
 /* Progress thread: a peer died, closed without goodbye, broke the
- * protocol, or cannot be reached (see Failures above). Ends the job for a
- * peer of this job; for a peer of another job returns after telling the
- * waiters (dpm_peer_lost), and the job ends later if a communicator here
- * still reaches the peer after the grace: the module then drops what it
- * queued for the peer and starts afresh on its next message. */
+ * protocol, or cannot be reached (see Failures above). Returns, and the
+ * job ends 2 s later for a peer of this job (the launcher, which sees the
+ * death too, ends it first with its own message; a JOB_ABORT may still
+ * arrive meanwhile, net.c), later for a peer of another job only if a
+ * communicator here still reaches it after the grace (the waiters are
+ * told at once, dpm_peer_lost): the module then drops what it queued for
+ * the peer and starts afresh on its next message. Exits at once, with the
+ * abort's status, when the job is aborting (JOB_ABORT). */
 void net_peer_lost(struct net_peer *peer, const char *what);
+/* The same for a module that cannot go on serving: ends the job after the
+ * grace (a peer of this job) or at once. */
+_Noreturn void net_peer_lost_fatal(struct net_peer *peer, const char *what);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../core/apps.h"
+#include "layout.h"
 #include "net.h"
 #include "pmi.h"
 
@@ -26,14 +27,19 @@ static const struct pmi_backend *backend;   /* the one in use, or NULL */
 static bool node_is_rank;                   /* one node process per task */
 
 /* The node's first task, in the node-per-Slurm-node layout: it runs the
- * ranks of all the node's tasks (world ranks first_rank..+ntasks-1). */
+ * ranks of all the node's tasks, world rank = PMI rank. */
 static struct {
     bool leader;
-    int first_rank, ntasks;
-    int *pmi_ranks;                         /* by local id: SLURM_GTIDS */
+    int ntasks;
+    int *pmi_ranks;                         /* by local id: SLURM_GTIDS, ascending */
 } node_tasks;
 
+/* Node-per-Slurm-node layout: the job's size and the Slurm node of each
+ * PMI rank (what PMI says: any distribution, -m cyclic included). */
+static int job_size, *rank_node;
+
 bool pmi_active(void) { return backend != NULL; }
+bool pmi_abort_has_status(void) { return backend != NULL && backend->abort_has_status; }
 
 /* Under srun (a step of several tasks). */
 static bool started_by_srun(void)
@@ -87,60 +93,75 @@ static void set_number(const char *name, long value)
     setenv(name, text, 1);
 }
 
-/* SLURM_STEP_TASKS_PER_NODE ("3,2(x2),1") expanded to one count per node
- * ("3,2,2,1") in out[len]; false when it does not describe `nnodes`
- * nodes holding `ntasks` tasks. */
-static bool tasks_per_node(int nnodes, int ntasks, char *out, size_t len)
+/* STRAND_RANK_NODES for net.c: the node of each rank, Slurm's repeats
+ * for runs ("0(x16),1(x16)" for blocks, "0,1,2,0,1,2,0" for -m cyclic). */
+static void set_rank_nodes(const int *node_of, int size)
+{
+    size_t len = (size_t)size * 24 + 1, used = 0;
+    char *text = malloc(len);
+    if (text == NULL)
+        pmi_failed("memory for the layout");
+    text[0] = '\0';
+    for (int r = 0, run; r < size; r += run) {
+        for (run = 1; r + run < size && node_of[r + run] == node_of[r]; run++)
+            ;
+        used += (size_t)(run > 1 ? snprintf(text + used, len - used, "%s%d(x%d)", r > 0 ? "," : "", node_of[r], run)
+                                 : snprintf(text + used, len - used, "%s%d", r > 0 ? "," : "", node_of[r]));
+    }
+    setenv("STRAND_RANK_NODES", text, 1);
+    free(text);
+}
+
+/* PMI's node of every rank (rank_node[size]), checked against what Slurm
+ * says of the whole step, the same in every task (so that all choose the
+ * same layout): `nnodes` nodes holding SLURM_STEP_TASKS_PER_NODE tasks.
+ * False when PMI does not say, or says otherwise (Slurm 22.05's PMI-2
+ * under -m arbitrary). */
+static bool rank_nodes_read(int nnodes, int size)
 {
     const char *spec = getenv("SLURM_STEP_TASKS_PER_NODE");
     if (spec == NULL)
         spec = getenv("SLURM_TASKS_PER_NODE");
-    if (spec == NULL)
+    rank_node = malloc((size_t)size * sizeof *rank_node);
+    int *counts = malloc((size_t)nnodes * sizeof *counts);
+    bool ok = spec != NULL && rank_node != NULL && counts != NULL &&
+              net_layout_list(spec, counts, nnodes, 1, size) == nnodes &&
+              backend->rank_nodes(nnodes, size, rank_node) == 0;
+    for (int r = 0; ok && r < size; r++)
+        ok = rank_node[r] >= 0 && rank_node[r] < nnodes && counts[rank_node[r]]-- > 0;
+    for (int j = 0; ok && j < nnodes; j++)
+        ok = counts[j] == 0;
+    free(counts);
+    return ok;
+}
+
+/* This task's node in that map: its tasks (SLURM_GTIDS, ascending, the
+ * task of local id `local` being PMI rank `rank`) are the ranks PMI puts
+ * on node `node`. */
+static bool node_tasks_agree(int size, int node, int local, int rank)
+{
+    const char *gtids = getenv("SLURM_GTIDS");
+    node_tasks.pmi_ranks = malloc((size_t)size * sizeof *node_tasks.pmi_ranks);
+    if (gtids == NULL || node_tasks.pmi_ranks == NULL)
         return false;
-    int nodes = 0, tasks = 0;
-    size_t used = 0;
-    out[0] = '\0';
-    for (const char *p = spec; *p != '\0';) {
-        char *end;
-        long count = strtol(p, &end, 10), times = 1;
-        if (end == p || count < 1)
-            return false;
-        if (strncmp(end, "(x", 2) == 0) {
-            times = strtol(end + 2, &end, 10);
-            if (*end++ != ')' || times < 1)
-                return false;
-        }
-        for (long i = 0; i < times; i++) {
-            int n = snprintf(out + used, len - used, "%s%ld", nodes > 0 ? "," : "", count);
-            if (n < 0 || (size_t)n >= len - used)
-                return false;
-            used += (size_t)n;
-            nodes++;
-            tasks += (int)count;
-        }
-        p = *end == ',' ? end + 1 : end;
-        if (*end != ',' && *end != '\0')
-            return false;
-    }
-    return nodes == nnodes && tasks == ntasks;
+    node_tasks.ntasks = net_layout_list(gtids, node_tasks.pmi_ranks, size, 0, size - 1);
+    int on_node = 0;
+    for (int r = 0; r < size; r++)
+        on_node += rank_node[r] == node;
+    bool ok = node_tasks.ntasks == on_node && local < node_tasks.ntasks && node_tasks.pmi_ranks[local] == rank;
+    for (int i = 0; ok && i < node_tasks.ntasks; i++)
+        ok = rank_node[node_tasks.pmi_ranks[i]] == node && (i == 0 || node_tasks.pmi_ranks[i] > node_tasks.pmi_ranks[i - 1]);
+    return ok;
 }
 
-/* In a "3,2,2,1" list of tasks per node: the tasks of node `node`, and
- * the world rank of its first (ranks are numbered node by node). */
-static int node_task_count(const char *counts, int node)
+/* The PMI rank of node `node`'s first task: the lowest on the node (Slurm
+ * numbers a node's tasks in rank order), the one that puts its keys. */
+static int first_rank_of_node(int node)
 {
-    const char *p = counts;
-    for (int j = 0; j < node && p != NULL; j++)
-        p = (p = strchr(p, ',')) != NULL ? p + 1 : NULL;
-    return p != NULL ? atoi(p) : 0;
-}
-
-static int node_first_rank(const char *counts, int node)
-{
-    int first = 0;
-    for (int j = 0; j < node; j++)
-        first += node_task_count(counts, j);
-    return first;
+    for (int r = 0; rank_node != NULL && r < job_size; r++)
+        if (rank_node[r] == node)
+            return r;
+    return -1;
 }
 
 /* The same 64-bit id in every task: a hash of PMI's job id. Node j
@@ -223,7 +244,8 @@ static _Noreturn void commands_unusable(int pmi_rank, const char *why)
 }
 
 /* After the fence, on the node's first task: the runs of its tasks whose
- * program differs from its own become apps (its own ranks need none). */
+ * program differs from its own become apps (its own ranks need none); a
+ * run is of consecutive world ranks (under -m cyclic, often one rank). */
 static void describe_local_apps(void)
 {
     char own[65536], own_hash[17];
@@ -241,7 +263,9 @@ static void describe_local_apps(void)
     }
     int napps = 0;
     for (int i = 1, j; i < node_tasks.ntasks; i = j) {
-        for (j = i + 1; j < node_tasks.ntasks && strncmp(values[j], values[i], 16) == 0; j++)
+        for (j = i + 1; j < node_tasks.ntasks && strncmp(values[j], values[i], 16) == 0 &&
+                        node_tasks.pmi_ranks[j] == node_tasks.pmi_ranks[j - 1] + 1;
+             j++)
             ;
         if (strncmp(values[i], own_hash, 16) == 0)
             continue;
@@ -249,28 +273,12 @@ static void describe_local_apps(void)
             commands_unusable(node_tasks.pmi_ranks[i], "its command line is too long to pass through PMI");
         char name[32], value[2 * COMMAND_VALUE_BUFFER];
         snprintf(name, sizeof name, "STRAND_APP_%d", napps++);
-        snprintf(value, sizeof value, "%d %d 0 %s", node_tasks.first_rank + i, j - i, values[i] + 17);
+        snprintf(value, sizeof value, "%d %d 0 %s", node_tasks.pmi_ranks[i], j - i, values[i] + 17);
         setenv(name, value, 1);
     }
     if (napps > 0)
         set_number("STRAND_APPS", napps);
     free(values);
-}
-
-/* SLURM_GTIDS: the PMI ranks of this node's tasks, by local id. */
-static void node_tasks_read(int first_rank, int ntasks)
-{
-    const char *gtids = getenv("SLURM_GTIDS");
-    node_tasks.first_rank = first_rank;
-    node_tasks.ntasks = ntasks;
-    node_tasks.pmi_ranks = calloc((size_t)ntasks, sizeof *node_tasks.pmi_ranks);
-    int n = 0;
-    for (const char *p = gtids; p != NULL && *p != '\0' && n < ntasks; n++) {
-        node_tasks.pmi_ranks[n] = atoi(p);
-        p = strchr(p, ',');
-        p = p != NULL ? p + 1 : NULL;
-    }
-    node_tasks.leader = node_tasks.pmi_ranks != NULL && n == ntasks;
 }
 
 void net_bootstrap(void)
@@ -296,13 +304,20 @@ void net_bootstrap(void)
         set_number("STRAND_UNIVERSE_SIZE", universe);
     set_number("STRAND_NRANKS", size);
     /* Node process per Slurm node: grouped by Slurm's node id, never by
-     * host name (emulated nodes share one). */
+     * host name (emulated nodes share one); world rank = PMI rank, so a
+     * node process runs whatever set of ranks Slurm put on its node. */
     const char *layout = getenv("STRAND_PMI_LAYOUT");
     long nnodes = env_long("SLURM_STEP_NUM_NODES", env_long("SLURM_NNODES", -1));
     long node = env_long("SLURM_NODEID", -1), local = env_long("SLURM_LOCALID", -1);
-    char counts[4096];
-    bool per_node = (layout == NULL || strcmp(layout, "task") != 0) && nnodes >= 1 && node >= 0 &&
-                    local >= 0 && tasks_per_node((int)nnodes, size, counts, sizeof counts);
+    job_size = size;
+    bool want_per_node = (layout == NULL || strcmp(layout, "task") != 0) && nnodes >= 1 && node >= 0 &&
+                         node < nnodes && local >= 0;
+    bool per_node = want_per_node && rank_nodes_read((int)nnodes, size);
+    if (want_per_node && !per_node)
+        say_once("Strand MPI: PMI's node of each rank is missing or disagrees with SLURM_STEP_TASKS_PER_NODE: "
+                 "one node process per task\n");
+    if (per_node && !node_tasks_agree(size, (int)node, (int)local, rank))
+        pmi_failed("checking PMI's node of each rank against SLURM_GTIDS");
     if (!per_node) {
         node_is_rank = true;
         set_number("STRAND_NODES", size);
@@ -319,10 +334,10 @@ void net_bootstrap(void)
         backend->finalize();
         _exit(0);
     }
+    node_tasks.leader = true;
     set_number("STRAND_NODES", nnodes);
     set_number("STRAND_NODE_INDEX", node);
-    setenv("STRAND_NODE_RANKS", counts, 1);
-    node_tasks_read(node_first_rank(counts, (int)node), node_task_count(counts, (int)node));
+    set_rank_nodes(rank_node, size);
     if (nnodes == 1)
         pmi_fence();    /* nothing to address; the other tasks wait in theirs */
 }
@@ -334,7 +349,7 @@ int pmi_put(const char *key, const char *value)
 
 int pmi_get(int node, const char *key, char *value, size_t len)
 {
-    int rank = node_is_rank ? node : backend->first_rank_of_node(node);
+    int rank = node_is_rank ? node : first_rank_of_node(node);
     return backend->get(rank, key, value, len);
 }
 

@@ -4,7 +4,7 @@
  *
  * net_bootstrap (net.h) turns what PMI and Slurm say into the launcher
  * environment that the rest of the runtime reads (STRAND_NRANKS,
- * STRAND_NODES, STRAND_NODE_INDEX, STRAND_NODE_RANKS, STRAND_NET_PORT,
+ * STRAND_NODES, STRAND_NODE_INDEX, STRAND_RANK_NODES, STRAND_NET_PORT,
  * STRAND_JOB_ID, STRAND_UNIVERSE_SIZE), so that a job under srun is the
  * same job as under mpiexec. The key-value store is then PMI's: node j's
  * first task puts its keys before the one fence of net_start, peers get
@@ -32,13 +32,17 @@ void pmi_fence(void);
 void pmi_finalize(void);
 /* The job aborts with `status`: ask the process manager to end every task
  * (PMIx passes the status on, so srun exits with it; PMI-2 has no field
- * for it). */
+ * for it: net_job_aborting asks the other node processes to exit with it
+ * first). */
 void pmi_abort(int status, const char *message);
+/* The PMI in use passes an abort's status on to srun (PMIx). */
+bool pmi_abort_has_status(void);
 
 /* --- a PMI implementation (pmi2.c, pmix.c), used by pmi.c --- */
 struct pmi_backend {
     const char *name;               /* "PMI-2", "PMIx" */
     const char *srun_option;        /* how srun selects it */
+    bool abort_has_status;          /* abort passes its status on to srun */
     /* Its environment is there (PMI_FD, PMIX_NAMESPACE): init can work. */
     bool (*present)(void);
     /* Returns 0, or -1 with the failed call in why[why_len]. */
@@ -47,8 +51,9 @@ struct pmi_backend {
     int (*put)(const char *key, const char *value);
     /* `rank`: the PMI rank that put the key. */
     int (*get)(int rank, const char *key, char *value, size_t len);
-    /* The PMI rank of node `node`'s first task (-1: not known). */
-    int (*first_rank_of_node)(int node);
+    /* The node of each PMI rank, node_of[size]: nodes numbered as Slurm's
+     * node ids. 0, or -1 when PMI does not say. */
+    int (*rank_nodes)(int nnodes, int size, int *node_of);
     int (*fence)(void);
     void (*finalize)(void);
     void (*abort)(int status, const char *message);

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,11 +60,46 @@ static int get(int rank, const char *key, char *value, size_t len)
     return 1;
 }
 
-/* PMI-2's key space is the job's: who put a key does not matter. */
-static int first_rank_of_node(int node)
+/* One "(start,count,tasks)" of PMI_process_mapping: nodes start to
+ * start + count - 1 take `tasks` consecutive ranks each, in turn. Returns
+ * the text after it, or NULL when malformed. */
+static const char *mapping_block(const char *p, long block[3])
 {
-    (void)node;
-    return PMI2_ID_NULL;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        if (*p++ != (i == 0 ? '(' : ','))
+            return NULL;
+        block[i] = strtol(p, &end, 10);
+        if (end == p || block[i] < 0)
+            return NULL;
+        p = end;
+    }
+    return *p == ')' ? p + 1 : NULL;
+}
+
+/* PMI_process_mapping, "(vector,(0,3,1),(0,1,4))" (MPICH's format; Slurm
+ * gives it for every distribution): the blocks in order, repeated from
+ * the first until every rank has its node. */
+static int rank_nodes(int nnodes, int size, int *node_of)
+{
+    char map[PMI2_MAX_VALLEN];
+    int found = 0;
+    if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof map, &found) != PMI2_SUCCESS || !found ||
+        strncmp(map, "(vector", 7) != 0)
+        return -1;
+    int r = 0;
+    while (r < size) {
+        int before = r;
+        const char *p = map + 7;
+        long block[3];
+        while (*p == ',' && (p = mapping_block(p + 1, block)) != NULL)
+            for (long node = block[0]; node < block[0] + block[1]; node++)
+                for (long t = 0; t < block[2] && r < size; t++)
+                    node_of[r++] = node < nnodes ? (int)node : -1;
+        if (p == NULL || *p != ')' || r == before)
+            return -1;
+    }
+    return 0;
 }
 
 static int fence(void)
@@ -81,7 +117,9 @@ static void finalize(void)
  * process: a child process (sharing PMI's connection) sends it. The
  * process manager then ends every task of the step. PMI-2's abort carries
  * no status: Slurm kills the other tasks and srun exits with 137, as it
- * does for MPICH's MPI_Abort under --mpi=pmi2. */
+ * does for MPICH's MPI_Abort under --mpi=pmi2; net_job_aborting therefore
+ * comes here only when the node processes could not end themselves with
+ * the status (net.c, JOB_ABORT). */
 static void abort_job(int status, const char *message)
 {
     (void)status;
@@ -103,7 +141,7 @@ static void abort_job(int status, const char *message)
 
 const struct pmi_backend pmi2_backend = {
     .name = "PMI-2", .srun_option = "--mpi=pmi2", .present = present, .init = init,
-    .universe_size = universe_size, .put = put, .get = get, .first_rank_of_node = first_rank_of_node,
+    .universe_size = universe_size, .put = put, .get = get, .rank_nodes = rank_nodes,
     .fence = fence, .finalize = finalize, .abort = abort_job,
 };
 

@@ -16,8 +16,6 @@ const struct pmi_backend pmix_backend = { .name = "PMIx", .srun_option = "--mpi=
 
 static pmix_proc_t self;
 static int job_size;
-static int *first_rank;     /* per node, filled on first use (-2: not yet) */
-static int nfirst;
 
 static bool present(void)
 {
@@ -95,41 +93,31 @@ static int get(int rank, const char *key, char *value, size_t len)
     return found;
 }
 
-/* The first (lowest) rank on each node, by PMIx's node list, whose order
- * is Slurm's node ids (PMIX_NODEID itself is only given for local
- * processes). Looked up once, for every node. */
-static void find_first_ranks(void)
+/* The node of every rank, by PMIx's node list, whose order is Slurm's
+ * node ids (PMIX_NODEID itself is only given for local processes). */
+static int rank_nodes(int nnodes, int size, int *node_of)
 {
-    const char *nodes_env = getenv("STRAND_NODES");
-    nfirst = nodes_env != NULL ? atoi(nodes_env) : 1;
-    first_rank = malloc((size_t)nfirst * sizeof *first_rank);
-    if (first_rank == NULL)
-        return;
-    for (int j = 0; j < nfirst; j++)
-        first_rank[j] = -1;
+    for (int r = 0; r < size; r++)
+        node_of[r] = -1;
     char *names = NULL, *save = NULL;
     if (PMIx_Resolve_nodes(self.nspace, &names) != PMIX_SUCCESS || names == NULL)
-        return;
-    int j = 0;
-    for (char *name = strtok_r(names, ",", &save); name != NULL && j < nfirst;
+        return -1;
+    int j = 0, rc = 0;
+    for (char *name = strtok_r(names, ",", &save); name != NULL && rc == 0;
          name = strtok_r(NULL, ",", &save), j++) {
         pmix_proc_t *procs = NULL;
         size_t n = 0;
-        if (PMIx_Resolve_peers(name, self.nspace, &procs, &n) != PMIX_SUCCESS)
-            continue;
+        if (j >= nnodes || PMIx_Resolve_peers(name, self.nspace, &procs, &n) != PMIX_SUCCESS) {
+            rc = -1;
+            break;
+        }
         for (size_t k = 0; k < n; k++)
-            if (first_rank[j] < 0 || (int)procs[k].rank < first_rank[j])
-                first_rank[j] = (int)procs[k].rank;
+            if ((int)procs[k].rank < size)
+                node_of[procs[k].rank] = j;
         PMIX_PROC_FREE(procs, n);
     }
     free(names);
-}
-
-static int first_rank_of_node(int node)
-{
-    if (first_rank == NULL)
-        find_first_ranks();
-    return first_rank != NULL && node >= 0 && node < nfirst ? first_rank[node] : -1;
+    return rc;
 }
 
 static int fence(void)
@@ -155,8 +143,8 @@ static void abort_job(int status, const char *message)
 }
 
 const struct pmi_backend pmix_backend = {
-    .name = "PMIx", .srun_option = "--mpi=pmix", .present = present, .init = init,
-    .universe_size = universe_size, .put = put, .get = get, .first_rank_of_node = first_rank_of_node,
+    .name = "PMIx", .srun_option = "--mpi=pmix", .abort_has_status = true, .present = present, .init = init,
+    .universe_size = universe_size, .put = put, .get = get, .rank_nodes = rank_nodes,
     .fence = fence, .finalize = finalize, .abort = abort_job,
 };
 

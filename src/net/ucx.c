@@ -818,10 +818,7 @@ static bool peer_ended(struct net_peer *peer)
  * jobs are refused, foreign_unreachable): losing one ends the job. */
 static _Noreturn void job_peer_lost(struct net_peer *peer, const char *what)
 {
-    net_peer_lost(peer, what);
-    char line[400];
-    snprintf(line, sizeof line, "Strand MPI: lost node %d: %s; ending the job\n", peer->node, what);
-    strand_job_abort(1, line);
+    net_peer_lost_fatal(peer, what);
 }
 
 static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t status)

@@ -56,11 +56,6 @@ void wire_encode_header(unsigned char *out, const struct wire_frame *f)
 /* A destination rank (EAGER, RTS, CANCEL): in this node process. */
 static const char *check_destination(const struct wire_frame *f, const struct wire_limits *lim)
 {
-    if (f->c == lim->job_world) {
-        if (f->dest < lim->first_rank || f->dest - lim->first_rank >= lim->local_ranks)
-            return "destination rank is not in this node process";
-        return NULL;
-    }
     if (lim->world_rank == NULL || !lim->world_rank(f->c, f->dest))
         return "destination is not a rank of a world in this node process";
     return NULL;

@@ -147,9 +147,9 @@ struct wire_element {
 
 /* What the receiving node process accepts. */
 struct wire_limits {
-    uint64_t job_world;                 /* id of the launched world of this job */
-    uint32_t first_rank, local_ranks;   /* its ranks here: dest must be in [first_rank, first_rank + local_ranks) */
-    /* A destination in another world (NULL: none is accepted). */
+    /* A destination: rank `rank` of world `world` (the launched world's
+     * ranks or another's) runs in this node process (NULL: none does).
+     * A node process's ranks need not be consecutive (srun -m cyclic). */
     bool (*world_rank)(uint64_t world, uint32_t rank);
     uint32_t nnodes;                    /* HELLO from this job: node index < nnodes, node count == nnodes */
     uint64_t job_id;                    /* this job's (HELLO from another job: any node index, contact given) */

@@ -2,9 +2,10 @@
 # Jobs under Slurm (tests/testbeds/slurm: munged, slurmctld and 4 emulated
 # nodes sharing this host's name, /dev/shm and loopback) started with
 # srun --mpi=pmi2: one node process per Slurm node (grouped by Slurm's node
-# id), also one per task; uneven and cyclic task layouts; 64 ranks; the
-# whole network suite (tests/mpi/net.testlist) under PMI-2 and, one node
-# process per task, under PMIx; --multi-prog; srun
+# id), also one per task; uneven, cyclic, plane and arbitrary task
+# layouts (world rank = PMI rank); 64 ranks; the whole network suite
+# (tests/mpi/net.testlist) under PMI-2 -m cyclic and, one node process per
+# task, under PMIx; --multi-prog; srun
 # without a PMI; MPI_Abort, a node process that dies, scancel mid-run,
 # sbatch --wait, and a whole node killed (its slurmd, slurmstepd and task).
 # After every job no process of the program may be left. Skipped (exit 77)
@@ -58,7 +59,17 @@ run one_node 0 "" "${pmi2[@]}" -N 1 -n 4 "$progs/net_layout" 1 4
 run two_nodes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/net_layout" 2 4
 run four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 --ntasks-per-node=4 "$progs/net_layout" 4 16
 run ranks_64 0 "" "${pmi2[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
+# Whatever the distribution the world rank is the PMI rank: net_layout
+# checks each rank against its node's SLURM_GTIDS (PMI_process_mapping).
 run uneven_cyclic 0 "" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
+run cyclic 0 "" "${pmi2[@]}" -N 3 -n 9 --ntasks-per-node=3 -m cyclic "$progs/net_layout" 3
+run plane 0 "" "${pmi2[@]}" -N 2 -n 8 -m plane=3 "$progs/net_layout" 2
+# -m arbitrary: Slurm 22.05's PMI-2 mapping is wrong there ("(vector,(0,5,1))"
+# for 5 tasks on 3 nodes); it disagrees with SLURM_STEP_TASKS_PER_NODE: a
+# node process per task, said once.
+printf '%s\n' n2 n1 n2 n3 n1 >"$state/hosts"
+SLURM_HOSTFILE=$state/hosts run arbitrary 0 "PMI's node of each rank is missing or disagrees" \
+    "${pmi2[@]}" -n 5 -m arbitrary "$progs/net_layout" 5
 STRAND_PMI_LAYOUT=task run per_task 0 "" "${pmi2[@]}" -N 2 -n 6 "$progs/net_layout" 6
 run no_pmi 0 "started by srun without a PMI \(PMI_FD and PMIX_NAMESPACE are not set\)" srun -N 2 -n 2 "$progs/net_layout" 1
 [ "$(grep -c "without a PMI" "$state/no_pmi.log")" = 1 ] || fail "no_pmi: the warning is not said exactly once"
@@ -78,9 +89,12 @@ L=mpmd:2,mpmd_peer:3
 printf '%s\n' "0-1 $progs/mpmd $L zero" "2-4 $progs/mpmd_peer $L zero 'a b' ''" >"$state/multi.conf"
 run multi_prog_one_node 0 "" "${pmi2[@]}" -N 1 -n 5 --multi-prog "$state/multi.conf"
 run multi_prog_two_nodes 0 "" "${pmi2[@]}" -N 2 -n 5 --multi-prog "$state/multi.conf"
+run multi_prog_cyclic 0 "" "${pmi2[@]}" -N 2 -n 5 -m cyclic --multi-prog "$state/multi.conf"
 
 # The whole network suite (tests/mpi/net.testlist: jobs over 2 to 16
-# node processes) under srun --mpi=pmi2, a node process per Slurm node;
+# node processes) under srun --mpi=pmi2, a node process per Slurm node,
+# distributed -m cyclic: every node process holds non-consecutive ranks
+# (the block layout is mpiexec's, which make check runs the suite with);
 # more tasks than the emulated CPUs, hence --overcommit.
 suite() { # NAME RUN-TESTS-OPTIONS...
     local name=$1 log="$state/$1.log" started=$SECONDS
@@ -91,7 +105,7 @@ suite() { # NAME RUN-TESTS-OPTIONS...
     check_no_orphans "$name"
 }
 # (Not the entries of 16 node processes: the bed has 6 Slurm nodes.)
-suite suite_pmi2 --srun "srun --mpi=pmi2 --overcommit" --skip 'nodes16'
+suite suite_pmi2_cyclic --srun "srun --mpi=pmi2 --overcommit -m cyclic" --skip 'nodes16'
 
 # --- over UCX (when built): worker addresses through PMI's key-value space --
 if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
@@ -99,6 +113,8 @@ if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
     STRAND_NET=ucx run ucx_send_modes 0 "" "${pmi2[@]}" -N 2 -n 4 "$progs/send_modes"
     STRAND_NET=ucx run ucx_four_nodes 0 "" "${pmi2[@]}" -N 4 -n 16 "$progs/coll_hier"
     STRAND_NET=ucx run ucx_rma 0 "" "${pmi2[@]}" -N 3 -n 7 "$progs/rma_net"
+    STRAND_NET=ucx run ucx_abort 7 "MPI_Abort called by rank 5 with error code 7" \
+        "${pmi2[@]}" -N 3 -n 6 "$progs/net_fail" abort
     [ "$have_pmix" = yes ] && STRAND_NET=ucx run ucx_pmix 0 "" srun --mpi=pmix -N 3 -n 6 "$progs/net_rendezvous"
     unset UCX_NET_DEVICES
 fi
@@ -109,6 +125,7 @@ if [ "$have_pmix" = yes ]; then
     run pmix_two_nodes 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 2 4
     run pmix_ranks_64 0 "" "${pmix[@]}" -N 4 -n 64 "$progs/net_layout" 4 64
     run pmix_cyclic 0 "" "${pmix[@]}" -N 3 -n 7 -m cyclic "$progs/net_layout" 3
+    SLURM_HOSTFILE=$state/hosts run pmix_arbitrary 0 "" "${pmix[@]}" -n 5 -m arbitrary "$progs/net_layout" 3
     STRAND_PMI_LAYOUT=task run pmix_per_task 0 "" "${pmix[@]}" -N 2 -n 4 "$progs/net_layout" 4
     run pmix_coll_bcast 0 "" "${pmix[@]}" -N 3 -n 7 "$progs/coll_bcast"
     # PMIx_Abort carries the code: srun exits with it.
@@ -124,9 +141,16 @@ else
 fi
 
 # --- failures --------------------------------------------------------------
-# PMI-2 has no abort code: srun reports the killed tasks (137), as for MPICH.
-run abort 137 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
-run node_process_killed ANY "lost node 1 \(ranks 3-3\)" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" kill
+# PMI-2's abort has no code and kills (srun would exit 137, as for MPICH):
+# the node processes exit with the code themselves (JOB_ABORT, net.c), so
+# srun exits with it; also one node process, one per task, and 3 nodes
+# -m cyclic (every other rank waits in MPI_Recv for the aborting one).
+run abort 7 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+run abort_one_node 7 "MPI_Abort called by rank 3 with error code 7" "${pmi2[@]}" -N 1 -n 4 "$progs/net_fail" abort
+run abort_cyclic 7 "MPI_Abort called by rank 6 with error code 7" "${pmi2[@]}" -N 3 -n 7 -m cyclic "$progs/net_fail" abort
+STRAND_PMI_LAYOUT=task run abort_per_task 7 "MPI_Abort called by rank 3 with error code 7" \
+    "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" abort
+run node_process_killed ANY "lost node 1 \(ranks 3\)" "${pmi2[@]}" -N 2 -n 4 "$progs/net_fail" kill
 
 # scancel while it runs
 "${pmi2[@]}" -N 2 -n 4 "$progs/spin_forever" >"$state/scancel.log" 2>&1 &

@@ -42,16 +42,17 @@ static bool fake_element(uint32_t op, uint32_t element, struct wire_element *out
  * has its ranks 0 and 1 in this node process. */
 enum { OTHER_WORLD = 0x5eed };
 
-static bool other_world_rank(uint64_t world, uint32_t rank) { return world == OTHER_WORLD && rank < 2; }
-
-static bool dest_ok(const struct wire_frame *f)
+/* This node process runs the odd ranks 1 to 11 of world 0 (a cyclic
+ * layout, not a block) and ranks 0 and 1 of OTHER_WORLD. */
+static bool rank_here(uint64_t world, uint32_t rank)
 {
-    return f->c == 0 ? f->dest >= 8 && f->dest < 12 : other_world_rank(f->c, f->dest);
+    return world == 0 ? rank % 2 == 1 && rank <= 11 : world == OTHER_WORLD && rank < 2;
 }
 
+static bool dest_ok(const struct wire_frame *f) { return rank_here(f->c, f->dest); }
+
 static const struct wire_limits limits = {
-    .job_world = 0, .world_rank = other_world_rank,
-    .first_rank = 8, .local_ranks = 4, .nnodes = 3, .job_id = 0x1234abcdULL,
+    .world_rank = rank_here, .nnodes = 3, .job_id = 0x1234abcdULL,
     .max_eager = 16384, .max_data = 1u << 30, .tag_ub = 1 << 30,
     .window = fake_window, .acc_element = fake_element,
 };
@@ -189,7 +190,7 @@ static struct wire_frame valid_frame(int which)
                                         .a = 1 << 20, .b = (5ULL << 32) | 3 };
     case 3: return (struct wire_frame){ .type = WIRE_CTS, .a = 77, .b = 99, .c = 4096 };
     case 4: return (struct wire_frame){ .type = WIRE_DATA, .payload_len = 4096, .a = 99 };
-    case 5: return (struct wire_frame){ .type = WIRE_CANCEL, .dest = 10, .a = 77 };
+    case 5: return (struct wire_frame){ .type = WIRE_CANCEL, .dest = 11, .a = 77 };
     case 6: return (struct wire_frame){ .type = WIRE_CANCELLED, .a = 77, .b = 1 };
     case 7: return (struct wire_frame){ .type = WIRE_BYE, .a = 1 };       /* the answer to a BYE */
     default: return (struct wire_frame){ .type = WIRE_BYE };
@@ -234,7 +235,7 @@ static void test_each_rule(void)
         { .type = WIRE_EAGER, .payload_len = 20000, .dest = 9, .a = 20000 },     /* over eager limit */
         { .type = WIRE_EAGER, .payload_len = 10, .dest = 9, .a = 11 },           /* size mismatch */
         { .type = WIRE_EAGER, .payload_len = 0, .dest = 12 },                    /* dest not local */
-        { .type = WIRE_EAGER, .payload_len = 0, .dest = 7 },
+        { .type = WIRE_EAGER, .payload_len = 0, .dest = 8 },                     /* between two local ranks */
         { .type = WIRE_EAGER, .payload_len = 0, .dest = 9, .source = -1 },
         { .type = WIRE_RTS, .dest = 9, .tag = -5 },
         { .type = WIRE_RTS, .dest = 9, .payload_len = 1 },
@@ -245,7 +246,7 @@ static void test_each_rule(void)
         { .type = WIRE_BYE, .payload_len = 1 },
         { .type = WIRE_BYE, .a = 2 },                                            /* neither goodbye nor answer */
         { .type = WIRE_BYE, .b = 1 },
-        { .type = WIRE_CANCEL, .dest = 3 },
+        { .type = WIRE_CANCEL, .dest = 2 },
         { .type = WIRE_CANCELLED, .b = 2 },
         { .type = WIRE_RMA_LOCK, .source = 1, .dest = 2, .a = WINDOW_ID + 1 },           /* unknown window */
         { .type = WIRE_RMA_LOCK, .source = 1, .dest = 4, .a = WINDOW_ID },               /* dest not here */
