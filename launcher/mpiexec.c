@@ -446,6 +446,9 @@ static void set_environment(const struct options *o)
     char text[24];
     snprintf(text, sizeof text, "%ld", o->nranks);
     setenv("STRAND_NRANKS", text, 1);
+    /* More ranks than cores: left to the kernel. Runs of consecutive ranks
+     * bound per core kept a token ring's hand-offs on one core but cost
+     * when other processes load a core (doc/performance.md §12c). */
     if (o->bind != NULL)
         setenv("STRAND_BIND", o->bind, 1);
     else
