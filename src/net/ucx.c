@@ -1295,9 +1295,14 @@ static bool ucx_progress(int timeout_ms)
          * once more (see unlock_and_kick): work handed over while we held
          * the lock (a rank woken by these events, replying) is found here,
          * without a signal. A signal that comes anyway makes the next arm
-         * fail with BUSY: one round more. */
-        ucs_status_t status = ucx.events != NULL || atomic_load(&ucx.kicked) ? UCS_ERR_BUSY
-                                                                              : UCP(ucp_worker_arm)(ucx.worker);
+         * fail with BUSY: one round more. Not armed either while an
+         * operation started since the last progress call (`touched`: a
+         * new endpoint's HELLO from resolve_peers): UCX may need a progress
+         * call before it writes anything (its wire-up), and an armed
+         * worker would sleep over it while the peer waits for us. */
+        ucs_status_t status = ucx.events != NULL || ucx.touched || atomic_load(&ucx.kicked)
+                                  ? UCS_ERR_BUSY
+                                  : UCP(ucp_worker_arm)(ucx.worker);
         if (status == UCS_ERR_BUSY) {
             drained = false;
             continue;
