@@ -16,18 +16,9 @@
  * (tcp_poll, net.h). A peer's state is made on its first use, by whichever
  * thread that is (peers of other jobs appear at run time).
  *
- * Rank threads that poll read the sockets themselves; were the progress
- * thread asleep in epoll_wait on those sockets too, every arrival would
- * wake it as well (a wake-up per message, and on a machine with few cores
- * a third thread to schedule). So while some rank polls, and for
- * PARK_GRACE_NS after the last one stopped (a rank that got what it waited
- * for usually waits again soon), the progress thread "parks": it sleeps on
- * the eventfd (submissions, kicks) and a timerfd alone. A poller that
- * stops spinning to sleep kicks it at once; one that got what it waited
- * for pushes the timer to 2 x PARK_GRACE_NS from now when less than
- * PARK_GRACE_NS was left (one timerfd_settime per grace at most, and no
- * wake-up while ranks keep coming back). So a frame nobody polls for
- * waits at most about 2 x PARK_GRACE_NS for the progress thread.
+ * Rank threads that poll read the sockets themselves; meanwhile the
+ * progress thread parks (park.h): it sleeps on the eventfd (submissions,
+ * kicks) and the park's timer instead of every socket.
  *
  * Connection set-up: the connector writes HELLO (who it is and where it
  * listens) and waits for the acceptor's HELLO_ACK before it writes
@@ -49,7 +40,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,10 +47,10 @@
 
 #include "../datatype/datatype.h"
 #include "net.h"
+#include "park.h"
 #include "wire.h"
 
 enum {
-    PARK_GRACE_NS = 100 * 1000,         /* see the top of the file */
     READ_BUFFER_BYTES = 64 << 10,
     DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
     STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
@@ -189,11 +179,7 @@ static struct {
     atomic_bool asleep;             /* the progress thread may be in epoll_wait or parked */
     atomic_bool stopping;
     pthread_mutex_t round;          /* one round of progress at a time */
-    atomic_int pollers;             /* rank threads spinning in a wait (tcp_poll) */
-    atomic_bool parked;             /* the progress thread sleeps on the eventfd alone */
-    _Atomic uint64_t poll_left;     /* when the last poller stopped (ns), 0: it went to sleep */
-    int timer_fd;                   /* the park's deadline */
-    _Atomic uint64_t deadline;      /* when it expires (ns) */
+    struct net_park park;           /* rank threads spinning in a wait (tcp_poll), the progress thread parked */
     bool bye_sent;
     struct peer_state *peers;       /* this job's, by node index */
     struct peer_state *retrying;    /* progress thread: retry_at != 0 */
@@ -204,13 +190,6 @@ static struct {
     double connect_timeout, port_timeout;
     size_t data_frame;              /* largest DATA payload we send */
 } tcp;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static _Noreturn void out_of_memory(void)
 {
@@ -303,7 +282,7 @@ static void kick_progress(void)
 
 /* A spinning poller will run the operation's round itself: no wake-up.
  * seq_cst on both sides (the enqueue, then this load; a poller's
- * decrement, then its look at the queue in tcp_poll_end): one of them
+ * decrement, then its look at the queue in net_park_end): one of them
  * sees the other. */
 static void submit(struct op *op)
 {
@@ -311,7 +290,7 @@ static void submit(struct op *op)
     atomic_fetch_add_explicit(&peer_state_of(op->peer)->pending, 1, memory_order_seq_cst);
     cds_wfcq_node_init(&op->qnode);
     cds_wfcq_enqueue(&tcp.qhead, &tcp.qtail, &op->qnode);
-    if (atomic_load(&tcp.pollers) == 0)
+    if (atomic_load(&tcp.park.pollers) == 0)
         wake_progress();
 }
 
@@ -1447,46 +1426,13 @@ static void handle_events(const struct epoll_event *events, int n, bool progress
     }
 }
 
-static bool park_wanted(void)
-{
-    if (atomic_load(&tcp.pollers) > 0)
-        return true;
-    uint64_t left = atomic_load(&tcp.poll_left);
-    return left != 0 && now_ns() - left < PARK_GRACE_NS;
-}
-
-static void park_timer_set(uint64_t at_ns)
-{
-    atomic_store(&tcp.deadline, at_ns);
-    struct itimerspec t = { .it_value = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) } };
-    timerfd_settime(tcp.timer_fd, TFD_TIMER_ABSTIME, &t, NULL);
-}
-
 /* The progress thread's sleep, outside the round lock: on every socket,
  * or parked (see the top of the file). Returns the events to handle. */
 static int progress_sleep(struct epoll_event *events, int timeout_ms)
 {
-    if (timeout_ms != 0 && park_wanted()) {
-        atomic_store(&tcp.parked, true);
-        /* Announce, then look again: a poller going to sleep either sees
-         * `parked` (and writes the eventfd) or we see it gone. */
-        if (park_wanted()) {
-            /* No poller now: the last one stopped less than a grace ago;
-             * look again once its grace is over (leavers push it on). */
-            if (atomic_load(&tcp.pollers) == 0)
-                park_timer_set(atomic_load(&tcp.poll_left) + PARK_GRACE_NS);
-            struct pollfd p[2] = { { .fd = tcp.wake_fd, .events = POLLIN }, { .fd = tcp.timer_fd, .events = POLLIN } };
-            struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
-            ppoll(p, 2, timeout_ms >= 0 ? &ts : NULL, NULL);
-            atomic_store(&tcp.parked, false);
-            uint64_t count;
-            if (p[0].revents & POLLIN)
-                (void)!read(tcp.wake_fd, &count, sizeof count);
-            if (p[1].revents & POLLIN)
-                (void)!read(tcp.timer_fd, &count, sizeof count);
-            return 0;
-        }
-        atomic_store(&tcp.parked, false);
+    if (timeout_ms != 0 && net_park_announce(&tcp.park)) {
+        net_park_sleep(&tcp.park, timeout_ms);
+        return 0;
     }
     return epoll_wait(tcp.epfd, events, MAX_EVENTS, timeout_ms);
 }
@@ -1520,7 +1466,7 @@ static bool tcp_progress(int timeout_ms)
 
 static void tcp_poll_begin(void)
 {
-    atomic_fetch_add(&tcp.pollers, 1);
+    net_park_begin(&tcp.park);
 }
 
 /* One non-blocking round, unless another thread runs one. */
@@ -1538,16 +1484,14 @@ static void tcp_poll(void)
 
 static void tcp_poll_end(bool sleeping)
 {
-    atomic_fetch_sub(&tcp.pollers, 1);
-    /* A poller going to sleep needs the progress thread watching the
-     * sockets now; one that got what it waited for lets it stay parked
-     * a little (it is likely to wait again soon). */
-    uint64_t now = sleeping ? 0 : now_ns();
-    atomic_store(&tcp.poll_left, now);
-    if ((sleeping && atomic_load(&tcp.parked)) || !cds_wfcq_empty(&tcp.qhead, &tcp.qtail))
-        kick_progress();
-    else if (!sleeping && atomic_load(&tcp.deadline) < now + PARK_GRACE_NS)
-        park_timer_set(now + 2 * PARK_GRACE_NS);
+    net_park_end(&tcp.park, sleeping);
+}
+
+/* Submissions no poller will drain (net_park_end, after the poller count
+ * went down: see submit). */
+static bool submissions_queued(void)
+{
+    return !cds_wfcq_empty(&tcp.qhead, &tcp.qtail);
 }
 
 /* ---- setup and teardown (main thread) ---- */
@@ -1618,8 +1562,7 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         return -1;
     tcp.epfd = epoll_create1(EPOLL_CLOEXEC);
     tcp.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    tcp.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (tcp.epfd < 0 || tcp.wake_fd < 0 || tcp.timer_fd < 0) {
+    if (tcp.epfd < 0 || tcp.wake_fd < 0 || net_park_init(&tcp.park, tcp.wake_fd, kick_progress, submissions_queued) != 0) {
         snprintf(why, why_len, "epoll/eventfd: %s", strerror(errno));
         return -1;
     }
@@ -1681,7 +1624,7 @@ static void tcp_close(void)
     close(tcp.listen_fd);
     close(tcp.epfd);
     close(tcp.wake_fd);
-    close(tcp.timer_fd);
+    net_park_close(&tcp.park);
 }
 
 const struct net_ops net_tcp_ops = {

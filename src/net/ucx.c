@@ -38,9 +38,14 @@
  * UCX a frame or a pull at once (a small contiguous eager frame straight
  * from the caller's buffer, if UCX's short protocol completes it:
  * UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL), and otherwise queue the work for the
- * progress thread, which is then awake (hand_over). UCX's callbacks only
- * record events; the progress thread runs them after the worker's
- * progress call returned, still holding the lock: delivery into mailboxes,
+ * lock's holder, awake, to do in its next round (hand_over). A rank thread spinning
+ * in a wait (net.h, ops->poll) runs a round of the same work itself when
+ * the lock is free (ucx_poll), while the progress thread parks (park.h:
+ * on its own eventfd and a timer, not the worker's event fd, which every
+ * arrival would make readable); the last poller to stop wakes it when
+ * work is left that no poller will do. UCX's callbacks only record
+ * events; whoever runs the round runs them after the worker's progress
+ * call returned, still holding the lock: delivery into mailboxes,
  * one-sided serving, completions. No thread waits for the lock while it
  * holds another (rank threads never wait for it, the progress thread only
  * when it wakes up, holding nothing, and the main thread at the end), so
@@ -49,16 +54,20 @@
  * themselves (an RMA reply: queued, done in the next round). */
 #define _LGPL_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <urcu/list.h>
 #include <urcu/wfcqueue.h>
 
 #include "../datatype/datatype.h"
 #include "net.h"
+#include "park.h"
 #include "ucx_api.h"
 #include "wire.h"
 
@@ -192,7 +201,10 @@ static struct {
     bool touched;                   /* a UCX operation started since the worker was last progressed */
     struct __cds_wfcq_head qhead;   /* handed-over work: any thread -> progress thread */
     struct cds_wfcq_tail qtail;
-    atomic_bool asleep;             /* the progress thread may be in poll() */
+    atomic_bool asleep;             /* the progress thread may be in poll() or parked */
+    bool resolve_started;           /* a peer became PEER_RESOLVING: the progress thread must fetch its address */
+    int wake_fd;                    /* an eventfd: ends the progress thread's park */
+    struct net_park park;           /* rank threads polling the worker (ucx_poll), the progress thread parked */
     atomic_bool stopping;
     bool bye_sent;
     int awaiting;                   /* peers with awaiting_answer */
@@ -247,12 +259,29 @@ static struct event *events_take(void)
     return all;
 }
 
-/* Any thread, after handing the progress thread work: the signal if it
- * sleeps or is about to. */
+/* Any thread: wakes the progress thread if it sleeps or is about to: its
+ * park's eventfd when parked, else the worker's signal. It announces a
+ * park before its sleep (`parked`, then `asleep`), so whoever takes
+ * `asleep` sees whether it parks. */
+static void wake_progress(void)
+{
+    if (!atomic_exchange(&ucx.asleep, false))
+        return;
+    if (atomic_load(&ucx.park.parked)) {
+        uint64_t one = 1;
+        (void)!write(ucx.wake_fd, &one, sizeof one);
+    } else {
+        UCP(ucp_worker_signal)(ucx.worker);
+    }
+}
+
+/* Any thread, after handing the progress thread work: wakes it, unless a
+ * rank polls: that rank does the work in its next round, and the last
+ * poller to stop looks at what is left (poller_left_work). */
 static void wake_sleeper(void)
 {
-    if (atomic_exchange(&ucx.asleep, false))
-        UCP(ucp_worker_signal)(ucx.worker);
+    if (atomic_load(&ucx.park.pollers) == 0)
+        wake_progress();
 }
 
 /* Any thread, under the lock: releases it, and when `work` (the thread
@@ -266,10 +295,16 @@ static void wake_sleeper(void)
  * either the progress thread does not sleep or it is signalled. */
 static void unlock_and_kick(bool work)
 {
+    /* Only the progress thread fetches addresses (the store may be slow):
+     * it is woken even while ranks poll. */
+    bool resolve = ucx.resolve_started;
+    ucx.resolve_started = false;
     if (work)
         atomic_store(&ucx.kicked, true);
     lite_unlock(&ucx.lock);
-    if (work)
+    if (resolve)
+        wake_progress();
+    else if (work)
         wake_sleeper();
 }
 
@@ -361,6 +396,7 @@ static void start_resolving(struct net_peer *peer, struct ucx_peer *ps)
     ps->retry_at = 0;
     ps->give_up_at = net_now_seconds() + ucx.connect_timeout;
     ucx.connecting++;
+    ucx.resolve_started = true;
 }
 
 /* A frame for `peer`: sent, queued until its endpoint exists, or dropped
@@ -510,7 +546,9 @@ static bool handoff_run(struct handoff *h)
 }
 
 /* Any thread: the work now if the lock is free, else (never waiting for
- * the lock: its holder is the progress thread, awake) through the queue. A
+ * the lock: the progress thread looks at the queue before it sleeps, a
+ * polling rank in its next round, and the last poller to stop wakes the
+ * progress thread for what is left) through the queue. A
  * frame goes through the queue also while earlier frames to its peer are
  * there, so that it cannot overtake them. */
 static void hand_over(struct handoff *h, enum handoff_kind kind, struct net_peer *ordered)
@@ -532,7 +570,8 @@ static void hand_over(struct handoff *h, enum handoff_kind kind, struct net_peer
     wake_sleeper();
 }
 
-/* Progress thread, under the lock: everything handed over, in order. */
+/* Under the lock (the progress thread or a polling rank): everything
+ * handed over, in order. */
 static void handoffs_drain(void)
 {
     struct cds_wfcq_node *n;
@@ -1247,37 +1286,86 @@ static bool shutdown_done(void)
     return done;
 }
 
+/* Under the lock, the progress thread or a polling rank: one round:
+ * handed-over work, the worker's progress (until it is idle, at most
+ * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
+ * since), then the events its callbacks recorded, run outside them (their
+ * upcalls may start UCX operations: `touched`). Returns true when events
+ * ran. */
+static bool round_run(bool *drained)
+{
+    atomic_store(&ucx.kicked, false);
+    handoffs_drain();
+    if (!*drained || ucx.touched) {
+        int i = 0;
+        ucx.touched = false;
+        while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
+            i++;
+        *drained = i < PROGRESS_ROUNDS;
+    }
+    struct event *ran = events_take();
+    events_run(ran);
+    events_release(ran);
+    return ran != NULL;
+}
+
+/* Progress thread, the lock held, nothing left to do: chooses its sleep,
+ * gives the lock up and sleeps. Parked (park.h) while ranks poll or did a
+ * moment ago; otherwise on the worker's event fd, armed first. Returns
+ * false, still holding the lock, when it must not sleep: the arm found
+ * events (BUSY), or work came (the worker must be progressed first: an
+ * operation started since the last progress call, such as a new
+ * endpoint's HELLO, may need a progress call before UCX writes anything,
+ * and an armed worker would sleep over it). */
+static bool progress_sleep(int wait_ms)
+{
+    bool park = wait_ms != 0 && net_park_announce(&ucx.park);
+    ucs_status_t status = UCS_ERR_BUSY;
+    if (ucx.events == NULL && !ucx.touched && !atomic_load(&ucx.kicked))
+        status = park ? UCS_OK : UCP(ucp_worker_arm)(ucx.worker);
+    if (status == UCS_ERR_BUSY) {
+        if (park)
+            net_park_cancel(&ucx.park);
+        return false;
+    }
+    if (status != UCS_OK)
+        lost(&unknown_peer, "cannot arm the worker's event file descriptor", status);
+    /* Give the lock up, then announce the sleep and look for work once
+     * more (see unlock_and_kick): work handed over while we held the lock
+     * (a rank woken by these events, replying) is found here, without a
+     * signal. A signal that comes anyway makes the next arm fail with
+     * BUSY: one round more. */
+    lite_unlock(&ucx.lock);
+    atomic_store(&ucx.asleep, true);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&ucx.kicked) || !cds_wfcq_empty(&ucx.qhead, &ucx.qtail)) {
+        if (park)
+            net_park_cancel(&ucx.park);
+    } else if (park) {
+        net_park_sleep(&ucx.park, wait_ms);
+    } else {
+        struct pollfd pfd = { .fd = ucx.efd, .events = POLLIN };
+        poll(&pfd, 1, wait_ms);
+    }
+    atomic_store(&ucx.asleep, false);
+    return true;
+}
+
 /* The progress thread holds the lock for as long as it is awake, and
  * gives it up only to sleep: rank threads never wait for it (they hand
  * their work over when it is taken, hand_over), so the thread may run the
  * upcalls with it held, and the lock is taken and handed back once per
- * sleep rather than once per event. A round: the payloads the last events
- * used go back to UCX, handed-over work, worker progress, then the events
- * the callbacks recorded (outside them). With nothing left it sleeps on
- * the worker's event fd. */
+ * sleep rather than once per event. Rounds until nothing is left, then
+ * peers to resolve, then the sleep. */
 static bool ucx_progress(int timeout_ms)
 {
-    struct event *spent = NULL;
     bool drained = false;           /* the worker was progressed until idle, and nothing started since */
     lite_lock(&ucx.lock);
     for (;;) {
-        events_release(spent);
-        atomic_store(&ucx.kicked, false);
-        handoffs_drain();
-        if (!drained || ucx.touched) {
-            int i = 0;
-            ucx.touched = false;
-            while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
-                i++;
-            drained = i < PROGRESS_ROUNDS;
-        }
-        spent = events_take();
-        if (spent != NULL) {
-            /* (Their upcalls start UCX operations through `touched`.) */
-            events_run(spent);
+        if (round_run(&drained))
             continue;
-        }
         int wait_ms = timeout_ms;
+        ucx.resolve_started = false;
         if (ucx.connecting > 0)
             resolve_peers(&wait_ms);
         if (atomic_load(&ucx.stopping)) {
@@ -1288,31 +1376,53 @@ static bool ucx_progress(int timeout_ms)
             if (wait_ms < 0 || wait_ms > 10)
                 wait_ms = 10;
         }
-        /* Arm, give the lock up, then announce the sleep and look for work
-         * once more (see unlock_and_kick): work handed over while we held
-         * the lock (a rank woken by these events, replying) is found here,
-         * without a signal. A signal that comes anyway makes the next arm
-         * fail with BUSY: one round more. */
-        ucs_status_t status = ucx.events != NULL || atomic_load(&ucx.kicked) ? UCS_ERR_BUSY
-                                                                              : UCP(ucp_worker_arm)(ucx.worker);
-        if (status == UCS_ERR_BUSY) {
-            drained = false;
-            continue;
-        }
-        if (status != UCS_OK)
-            lost(&unknown_peer, "cannot arm the worker's event file descriptor", status);
-        lite_unlock(&ucx.lock);
-        atomic_store(&ucx.asleep, true);
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(&ucx.kicked) || !cds_wfcq_empty(&ucx.qhead, &ucx.qtail)) {
-            atomic_store(&ucx.asleep, false);
-            return true;        /* the next call takes the lock and does it */
-        }
-        struct pollfd pfd = { .fd = ucx.efd, .events = POLLIN };
-        poll(&pfd, 1, wait_ms);
-        atomic_store(&ucx.asleep, false);
-        return true;
+        if (progress_sleep(wait_ms))
+            return true;
+        drained = false;
     }
+}
+
+/* ---- rank threads that poll while they wait (net.h) ---- */
+
+static void ucx_poll_begin(void)
+{
+    net_park_begin(&ucx.park);
+}
+
+/* One round, unless another thread is in the worker (UCP's serialized
+ * thread mode: one thread at a time). What the arrivals handed over (an
+ * RMA reply) goes out in the same round. What is left for the progress
+ * thread (operations started since the worker's last progress call, or a
+ * worker not progressed until idle) is noted in `kicked`. */
+static void ucx_poll(void)
+{
+    if (!lite_trylock(&ucx.lock))
+        return;
+    bool drained = false;
+    if (round_run(&drained))
+        handoffs_drain();
+    unlock_and_kick(ucx.touched || !drained || ucx.events != NULL);
+}
+
+static void ucx_poll_end(bool sleeping)
+{
+    net_park_end(&ucx.park, sleeping);
+}
+
+/* The park's kick (net_park_end): the progress thread looks again. */
+static void progress_kick(void)
+{
+    atomic_store(&ucx.kicked, true);
+    wake_progress();
+}
+
+/* The park's question when a poller stops: work no poller will do.
+ * Handed-over work; or a worker a poller left unprogressed while the
+ * progress thread sleeps on its event fd (a parked one looks anyway when
+ * its grace is over). */
+static bool poller_left_work(void)
+{
+    return !cds_wfcq_empty(&ucx.qhead, &ucx.qtail) || (atomic_load(&ucx.kicked) && !atomic_load(&ucx.park.parked));
 }
 
 /* ---- setup and teardown (main thread) ---- */
@@ -1437,6 +1547,11 @@ static int ucx_init(const struct net_job *job, char *why, size_t why_len)
     /* UCX starts its own thread for asynchronous events; like the progress
      * thread it must not take the signals meant for the rank threads and
      * the main thread, so it is born with all of them blocked. */
+    ucx.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (ucx.wake_fd < 0 || net_park_init(&ucx.park, ucx.wake_fd, progress_kick, poller_left_work) != 0) {
+        snprintf(why, why_len, "eventfd/timerfd: %s", strerror(errno));
+        return -1;
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -1484,6 +1599,8 @@ static void ucx_close(void)
     }
     UCP(ucp_worker_destroy)(ucx.worker);
     UCP(ucp_cleanup)(ucx.context);
+    net_park_close(&ucx.park);
+    close(ucx.wake_fd);
     lite_unlock(&ucx.lock);
 }
 
@@ -1496,6 +1613,9 @@ const struct net_ops net_ucx_ops = {
     .pull = ucx_pull,
     .cancel_send = ucx_cancel_send,
     .rma_send = ucx_rma_send,
+    .poll_begin = ucx_poll_begin,
+    .poll = ucx_poll,
+    .poll_end = ucx_poll_end,
     .shutdown = ucx_shutdown,
     .close = ucx_close,
 };
