@@ -60,7 +60,7 @@
 #include "wire.h"
 
 enum {
-    PARK_GRACE_NS = 100 * 1000,         /* see the top of the file */
+    PARK_GRACE_NS = 1000 * 1000,        /* see the top of the file */
     READ_BUFFER_BYTES = 64 << 10,
     DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
     STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
