@@ -74,6 +74,7 @@ enum {
     DEFAULT_PORT_TIMEOUT_S = 10,        /* a node of another job is there or not */
     HELLO_CHECK_MS = 1000,              /* no HELLO_ACK yet: ask the store whether the peer moved */
     MAX_EVENTS = 64,
+    EPOLL_EVERY_POLLS = 16,             /* one connection: a poller asks epoll this seldom (tcp_poll) */
 };
 
 /* ---- operations handed from rank threads to the progress thread ---- */
@@ -204,6 +205,7 @@ static struct {
     struct conn **conns;            /* every open connection, for shutdown */
     int nconns, conns_cap;
     int hellos_waiting;             /* connections in CONN_HELLO */
+    unsigned polls;                 /* rounds run by pollers (tcp_poll), under `round` */
     struct cookie_table sends, pulls;
     double connect_timeout, port_timeout;
     size_t data_frame;              /* largest DATA payload we send */
@@ -1586,15 +1588,35 @@ static void tcp_poll_begin(void)
     atomic_fetch_add(&tcp.pollers, 1);
 }
 
-/* One non-blocking round, unless another thread runs one. */
+/* The one connection of a node process that has no other (two node
+ * processes, one connection per pair), open and with nothing waiting to be
+ * written; NULL otherwise. */
+static struct conn *only_connection(void)
+{
+    if (tcp.nconns != 1)
+        return NULL;
+    struct conn *c = tcp.conns[0];
+    return c->state == CONN_OPEN && c->fd >= 0 && !c->want_write ? c : NULL;
+}
+
+/* One non-blocking round, unless another thread runs one. With a single
+ * connection, a recv on it answers what epoll_wait would, and saves that
+ * call on the way of every arrival; epoll is still asked every
+ * EPOLL_EVERY_POLLS rounds, for callers on the listening socket (other
+ * jobs) and whatever else it may report. */
 static void tcp_poll(void)
 {
     if (pthread_mutex_trylock(&tcp.round) != 0)
         return;
     drain_submissions();
-    struct epoll_event events[MAX_EVENTS];
-    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
-    handle_events(events, n, false);
+    struct conn *only = only_connection();
+    if (only != NULL && ++tcp.polls % EPOLL_EVERY_POLLS != 0) {
+        conn_read(only);
+    } else {
+        struct epoll_event events[MAX_EVENTS];
+        int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
+        handle_events(events, n, false);
+    }
     drain_submissions();    /* what the arrivals queued (a CTS for a matched RTS) */
     pthread_mutex_unlock(&tcp.round);
 }
