@@ -25,7 +25,10 @@
  * anything else, so a connection that reached some other program (a
  * foreign process listening on a node's static port, which the node then
  * left for another port, published in the job's store) is noticed and
- * redone at the published port instead of losing frames or hanging. */
+ * redone at the published port instead of losing frames or hanging. The
+ * acceptor then sends on that connection too (conn_pair, tcp_pair.h): one
+ * connection per pair of node processes, whose frames in one direction
+ * carry the acknowledgements of the other's. */
 #define _LGPL_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -48,6 +51,7 @@
 #include "../datatype/datatype.h"
 #include "net.h"
 #include "park.h"
+#include "tcp_pair.h"
 #include "wire.h"
 
 enum {
@@ -60,6 +64,7 @@ enum {
     DEFAULT_PORT_TIMEOUT_S = 10,        /* a node of another job is there or not */
     HELLO_CHECK_MS = 1000,              /* no HELLO_ACK yet: ask the store whether the peer moved */
     MAX_EVENTS = 64,
+    EPOLL_EVERY_POLLS = 16,             /* one connection: a poller asks epoll this seldom (tcp_poll) */
 };
 
 /* ---- operations handed from rank threads to the progress thread ---- */
@@ -120,8 +125,8 @@ struct op {
 /* ---- connections ---- */
 
 enum conn_state {
-    CONN_CONNECTING,                /* outgoing: connect() under way */
-    CONN_HELLO,                     /* outgoing: HELLO written, waiting for HELLO_ACK */
+    CONN_CONNECTING,                /* ours: connect() under way (or refused, waiting to retry) */
+    CONN_HELLO,                     /* ours: HELLO written, waiting for HELLO_ACK */
     CONN_OPEN,
     CONN_CLOSED,
 };
@@ -130,12 +135,11 @@ struct conn {
     struct lite_lock lock;          /* the write queue and socket writes */
     int fd;
     enum conn_state state;
-    bool outgoing;                  /* we connected: we write frames on it */
-    struct net_peer *peer;          /* incoming: known after HELLO */
-    struct op *head, *tail;         /* outgoing: frames to write, in order */
+    struct net_peer *peer;          /* accepted: known after HELLO */
+    struct op *head, *tail;         /* the peer's `out`: frames to write, in order */
     bool want_write;                /* EPOLLOUT armed */
     bool peer_said_bye;
-    int port;                       /* outgoing: the port connected to */
+    int port;                       /* ours: the port connected to */
     double hello_check_at;          /* CONN_HELLO: when to ask the store again */
     /* reading */
     unsigned char *rbuf;
@@ -151,7 +155,8 @@ struct conn {
 
 struct peer_state {                 /* net_peer.transport */
     struct net_peer *peer;
-    struct conn *out;               /* the connection we send on, NULL until the first message */
+    struct conn *out;               /* the connection we send on: ours, or the peer's we adopted
+                                       (tcp_pair.h); NULL until the first message either way */
     _Atomic(struct conn *) out_open; /* `out` once open and the peer is not gone: rank threads may write */
     atomic_int pending;             /* operations for this peer submitted, not yet on out's queue */
     double retry_at;                /* connect refused: try again then (0: not waiting) */
@@ -186,6 +191,7 @@ static struct {
     struct conn **conns;            /* every open connection, for shutdown */
     int nconns, conns_cap;
     int hellos_waiting;             /* connections in CONN_HELLO */
+    unsigned polls;                 /* rounds run by pollers (tcp_poll), under `round` */
     struct cookie_table sends, pulls;
     double connect_timeout, port_timeout;
     size_t data_frame;              /* largest DATA payload we send */
@@ -481,16 +487,16 @@ static void conn_want_write(struct conn *c, bool want)
 
 static bool peer_forget(struct peer_state *ps, const char *what);
 static void conn_flush(struct conn *c);
+static void conn_drop(struct conn *c);
 
-static struct conn *conn_new(int fd, bool outgoing, struct net_peer *peer)
+static struct conn *conn_new(int fd, bool ours, struct net_peer *peer)
 {
     struct conn *c = calloc(1, sizeof *c);
     if (c == NULL || (c->rbuf = malloc(READ_BUFFER_BYTES)) == NULL)
         out_of_memory();
     c->fd = fd;
-    c->outgoing = outgoing;
     c->peer = peer;
-    c->state = outgoing ? CONN_CONNECTING : CONN_OPEN;
+    c->state = ours ? CONN_CONNECTING : CONN_OPEN;
     return c;
 }
 
@@ -628,16 +634,26 @@ static void hello_send(struct conn *c)
     kick_progress();                /* the HELLO check is the progress thread's timer, as a retry */
 }
 
-/* The answer to our HELLO: the peer we meant, or another process. */
+/* The answer to our HELLO: the peer we meant, or another process. A
+ * connection of ours that gave way to the peer's meanwhile (conn_pair)
+ * then stays open and idle, or is closed quietly: nothing of ours is on it. */
 static void hello_answered(struct conn *c, const struct wire_frame *f)
 {
     tcp.hellos_waiting--;
     struct net_peer *peer = c->peer;
-    if (f->type != WIRE_HELLO_ACK || f->a != peer->job_id || f->b != (uint64_t)peer->job_node) {
+    struct peer_state *ps = peer_state_of(peer);
+    bool reached = f->type == WIRE_HELLO_ACK && f->a == peer->job_id && f->b == (uint64_t)peer->job_node;
+    if (c != ps->out) {
+        if (reached)
+            c->state = CONN_OPEN;
+        else
+            conn_drop(c);
+        return;
+    }
+    if (!reached) {
         connect_failed(c, "another process answered there");
         return;
     }
-    struct peer_state *ps = peer_state_of(peer);
     lite_lock(&c->lock);
     c->state = CONN_OPEN;
     if (!ps->gone)
@@ -646,11 +662,15 @@ static void hello_answered(struct conn *c, const struct wire_frame *f)
     lite_unlock(&c->lock);
 }
 
-/* An outgoing connection closed or spoke garbage before HELLO_ACK. */
+/* A connection of ours closed or spoke garbage before HELLO_ACK (one
+ * that gave way to the peer's: closed, nothing else). */
 static void hello_failed(struct conn *c, const char *why)
 {
     tcp.hellos_waiting--;
-    connect_failed(c, why);
+    if (c != peer_state_of(c->peer)->out)
+        conn_drop(c);
+    else
+        connect_failed(c, why);
 }
 
 /* Progress thread, each round: connections whose HELLO is not answered
@@ -925,9 +945,62 @@ static void conn_drop(struct conn *c)
     lite_unlock(&c->lock);
 }
 
-/* The first frame on an incoming connection: who is calling. Answered
+/* Our connection to the peer, still being set up, gives way to the
+ * peer's `to` (tcp_pair.h): its queued frames (none of them written yet)
+ * move there. One not connected yet is closed (the peer, if it accepted
+ * it, sees a caller that never said who it was); one whose HELLO went out
+ * stays until the peer's answer makes it an idle connection (hello_answered):
+ * closed now, it would look like a crash to a peer that read the HELLO.
+ * Under `to`'s lock. */
+static void conn_give_way(struct conn *ours, struct conn *to)
+{
+    lite_lock(&ours->lock);
+    if (ours->head != NULL) {
+        if (to->tail == NULL)
+            to->head = ours->head;
+        else
+            to->tail->next = ours->head;
+        to->tail = ours->tail;
+        ours->head = ours->tail = NULL;
+    }
+    if (ours->state == CONN_CONNECTING) {
+        conn_socket_close(ours);
+        ours->state = CONN_CLOSED;
+    }
+    lite_unlock(&ours->lock);
+}
+
+static enum pair_ours pair_ours_of(const struct conn *ours)
+{
+    if (ours == NULL || ours->state == CONN_CLOSED)
+        return PAIR_OURS_NONE;
+    return ours->state == CONN_OPEN ? PAIR_OURS_OPEN : PAIR_OURS_SETTING_UP;
+}
+
+/* A caller answered with HELLO_ACK: one connection per pair of node
+ * processes, so its connection carries our frames to it too, unless we
+ * hold one that wins (tcp_pair.h). */
+static void conn_pair(struct conn *c)
+{
+    struct peer_state *ps = peer_state_of(c->peer);
+    const struct net_job *job = tcp.job;
+    bool peer_wins = pair_peer_wins(job->job_id, (uint64_t)job->node, c->peer->job_id, (uint64_t)c->peer->job_node);
+    enum pair_choice choice = pair_choose(pair_ours_of(ps->out), peer_wins);
+    if (ps->gone || choice == PAIR_RECEIVE_ONLY)
+        return;
+    lite_lock(&c->lock);
+    if (choice == PAIR_ADOPT_REPLACING)
+        conn_give_way(ps->out, c);
+    ps->out = c;
+    ps->retry_at = 0;           /* a refused connect of ours waiting to retry: not any more */
+    atomic_store_explicit(&ps->out_open, c, memory_order_release);
+    conn_flush(c);
+    lite_unlock(&c->lock);
+}
+
+/* The first frame on an accepted connection: who is calling. Answered
  * with HELLO_ACK (this process's identity), so that the caller knows it
- * reached the node process it meant. */
+ * reached the node process it meant; then the connection is paired. */
 static void hello_arrived(struct conn *c, const struct wire_frame *f, const char *contact)
 {
     const char *why = NULL;
@@ -948,6 +1021,8 @@ static void hello_arrived(struct conn *c, const struct wire_frame *f, const char
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)sizeof ack)
         conn_drop(c);
+    else
+        conn_pair(c);
 }
 
 /* A CTS for one of our rendezvous sends: answer with the data, straight
@@ -1143,7 +1218,7 @@ static void conn_closed(struct conn *c, const char *why)
     struct peer_state *ps = c->peer != NULL ? peer_state_of(c->peer) : NULL;
     if (ps != NULL && !c->peer_said_bye && !atomic_load(&tcp.stopping) && !ps->gone)
         net_peer_lost(c->peer, why);
-    if (ps != NULL && c->outgoing)
+    if (ps != NULL && c == ps->out)
         peer_reset(ps);
     else
         conn_drop(c);
@@ -1161,25 +1236,6 @@ static bool read_stops(struct conn *c, ssize_t n, const char *eof_why)
         hello_failed(c, n == 0 ? "closed before answering HELLO" : strerror(errno));
     else
         conn_closed(c, n == 0 ? eof_why : strerror(errno));
-    return true;
-}
-
-/* A frame header on a connection we opened: HELLO_ACK first, then only
- * BYE. False when reading must stop (the connection was redone). */
-static bool outgoing_frame(struct conn *c, enum wire_status st, const struct wire_frame *f, const char *why)
-{
-    if (c->state == CONN_HELLO) {
-        if (st != WIRE_OK)
-            hello_failed(c, "something that is not a Strand node process answered");
-        else
-            hello_answered(c, f);
-        return c->state == CONN_OPEN;
-    }
-    if (st != WIRE_OK)
-        protocol_error(c, why);
-    if (f->type != WIRE_BYE)
-        protocol_error(c, "only HELLO_ACK and BYE may come back on a connection we opened");
-    frame_end(c, f, NULL);
     return true;
 }
 
@@ -1243,10 +1299,16 @@ static void conn_read(struct conn *c)
             const char *why = NULL;
             struct wire_frame f;
             enum wire_status st = wire_decode_header(c->rbuf + c->rpos, c->rlen - c->rpos, &tcp.limits, &f, &why);
-            if (c->outgoing) {
+            if (c->state == CONN_HELLO) {
+                /* Ours: the answer to our HELLO comes first; then frames
+                 * flow both ways (the peer may have adopted it). */
                 c->rpos += WIRE_HEADER_BYTES;
-                if (!outgoing_frame(c, st, &f, why))
-                    return;
+                if (st != WIRE_OK)
+                    hello_failed(c, "something that is not a Strand node process answered");
+                else
+                    hello_answered(c, &f);
+                if (c->state != CONN_OPEN)
+                    return;     /* redone or dropped */
                 continue;
             }
             if (c->peer == NULL && (st != WIRE_OK || f.type != WIRE_HELLO)) {
@@ -1376,7 +1438,10 @@ static void say_bye(void)
     wire_encode_header(bye, &f);
     for (int i = 0; i < tcp.nconns; i++) {
         struct conn *c = tcp.conns[i];
-        if (c->state != CONN_OPEN)
+        /* One whose HELLO is not answered yet has nothing of ours queued
+         * (all_written) but may have given way to the peer's, which then
+         * read our HELLO: a BYE there too, or the EOF looks like a crash. */
+        if (c->state != CONN_OPEN && c->state != CONN_HELLO)
             continue;
         /* No rank is left to serve: a short busy retry is fine (48 bytes
          * rarely meet a full socket buffer; a peer that reads nothing is
@@ -1469,15 +1534,35 @@ static void tcp_poll_begin(void)
     net_park_begin(&tcp.park);
 }
 
-/* One non-blocking round, unless another thread runs one. */
+/* The one connection of a node process that has no other (two node
+ * processes, one connection per pair), open and with nothing waiting to be
+ * written; NULL otherwise. */
+static struct conn *only_connection(void)
+{
+    if (tcp.nconns != 1)
+        return NULL;
+    struct conn *c = tcp.conns[0];
+    return c->state == CONN_OPEN && c->fd >= 0 && !c->want_write ? c : NULL;
+}
+
+/* One non-blocking round, unless another thread runs one. With a single
+ * connection, a recv on it answers what epoll_wait would, and saves that
+ * call on the way of every arrival; epoll is still asked every
+ * EPOLL_EVERY_POLLS rounds, for callers on the listening socket (other
+ * jobs) and whatever else it may report. */
 static void tcp_poll(void)
 {
     if (pthread_mutex_trylock(&tcp.round) != 0)
         return;
     drain_submissions();
-    struct epoll_event events[MAX_EVENTS];
-    int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
-    handle_events(events, n, false);
+    struct conn *only = only_connection();
+    if (only != NULL && ++tcp.polls % EPOLL_EVERY_POLLS != 0) {
+        conn_read(only);
+    } else {
+        struct epoll_event events[MAX_EVENTS];
+        int n = epoll_wait(tcp.epfd, events, MAX_EVENTS, 0);
+        handle_events(events, n, false);
+    }
     drain_submissions();    /* what the arrivals queued (a CTS for a matched RTS) */
     pthread_mutex_unlock(&tcp.round);
 }
