@@ -1535,14 +1535,17 @@ static void tcp_poll_begin(void)
 }
 
 /* The one connection of a node process that has no other (two node
- * processes, one connection per pair), open and with nothing waiting to be
- * written; NULL otherwise. */
+ * processes, one connection per pair), open, with nothing waiting to be
+ * written and no large payload coming in; NULL otherwise. (While a large
+ * payload streams in, a spinning recv would hold the socket's lock
+ * against the sender's softirq at every try: epoll_wait, which does not
+ * take it, waits for the data instead.) */
 static struct conn *only_connection(void)
 {
     if (tcp.nconns != 1)
         return NULL;
     struct conn *c = tcp.conns[0];
-    return c->state == CONN_OPEN && c->fd >= 0 && !c->want_write ? c : NULL;
+    return c->state == CONN_OPEN && c->fd >= 0 && !c->want_write && !c->in_payload ? c : NULL;
 }
 
 /* One non-blocking round, unless another thread runs one. With a single
