@@ -64,6 +64,7 @@ enum {
     DEFAULT_PORT_TIMEOUT_S = 10,        /* a node of another job is there or not */
     HELLO_CHECK_MS = 1000,              /* no HELLO_ACK yet: ask the store whether the peer moved */
     MAX_EVENTS = 64,
+    QUICKACK_FRAME_BYTES = 512 << 10,   /* DATA frames acknowledged at once from this size (ack_promptly) */
     EPOLL_EVERY_POLLS = 16,             /* one connection: a poller asks epoll this seldom (tcp_poll) */
 };
 
@@ -1260,6 +1261,20 @@ static void payload_filled(struct conn *c, size_t n)
 }
 
 /* Reads what the kernel has and handles every complete frame. */
+/* A large DATA payload is about to stream in: have the kernel acknowledge
+ * it as it arrives. The connection carries frames both ways (one per
+ * pair, tcp_pair.h): a receiver that sent a CTS just before is taken for
+ * an interactive peer, whose ACKs the kernel delays to ride on its next
+ * frame, and the stream then stalls on them. TCP_QUICKACK ends that mode
+ * until the next such send. Only from QUICKACK_FRAME_BYTES: for smaller
+ * frames the prompt ACKs cost more than they save (doc/performance.md
+ * §15). */
+static void ack_promptly(struct conn *c)
+{
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+}
+
 static void conn_read(struct conn *c)
 {
     /* A recv that returned less than it asked for emptied the socket: a
@@ -1333,6 +1348,8 @@ static void conn_read(struct conn *c)
             c->frame = f;
             c->pgot = 0;
             c->in_payload = true;
+            if (f.type == WIRE_DATA && f.payload_len >= QUICKACK_FRAME_BYTES)
+                ack_promptly(c);
             continue;
         }
         if (drained)
