@@ -1470,12 +1470,28 @@ static int fail(char *why, size_t why_len, const char *what, ucs_status_t status
     return -1;
 }
 
+/* UCX's adaptive progress leaves an interface no endpoint uses yet
+ * inactive: its arrivals are watched by UCX's async thread, which then
+ * activates it. With an armed worker that hand-over loses wake-ups (UCX
+ * 1.13): a node process that two peers contact at once, over shared
+ * memory, slept in poll() with their frames unread in its FIFO, about
+ * once in 300 starts (doc/limits.md). Every interface stays active
+ * instead, so the worker's event fd covers all of them from the start;
+ * the cost is a poll of each interface per progress call, a handful.
+ * A UCX_ADAPTIVE_PROGRESS the user set wins. */
+static void keep_interfaces_active(ucp_config_t *config)
+{
+    if (getenv("UCX_ADAPTIVE_PROGRESS") == NULL)
+        (void)UCP(ucp_config_modify)(config, "ADAPTIVE_PROGRESS", "n");
+}
+
 static int open_worker(char *why, size_t why_len)
 {
     ucp_config_t *config;
     ucs_status_t status = UCP(ucp_config_read)(NULL, NULL, &config);
     if (status != UCS_OK)
         return fail(why, why_len, "UCX rejects its configuration (a UCX_* variable)", status);
+    keep_interfaces_active(config);
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
         .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,

@@ -18,7 +18,7 @@
 #include <ucp/api/ucp.h>
 
 #define UCX_API_FUNCTIONS(X)                                                                            \
-    X(ucp_config_read) X(ucp_config_release) X(ucp_init_version) X(ucp_cleanup)                          \
+    X(ucp_config_read) X(ucp_config_modify) X(ucp_config_release) X(ucp_init_version) X(ucp_cleanup)                          \
     X(ucp_context_print_info) X(ucp_get_version_string)                                                  \
     X(ucp_worker_create) X(ucp_worker_destroy) X(ucp_worker_get_efd) X(ucp_worker_arm)                   \
     X(ucp_worker_signal) X(ucp_worker_progress) X(ucp_worker_get_address) X(ucp_worker_release_address)  \
