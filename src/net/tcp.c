@@ -1659,7 +1659,9 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         snprintf(why, why_len, "out of memory");
         return -1;
     }
-    for (int j = 0; j < job->nnodes; j++) {
+    /* No peers: this job talks over another module, this one serves
+     * other jobs' peers only (net.c, start_foreign_module). */
+    for (int j = 0; job->peers != NULL && j < job->nnodes; j++) {
         tcp.peers[j].peer = &job->peers[j];
         job->peers[j].transport = &tcp.peers[j];
     }
