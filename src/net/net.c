@@ -883,19 +883,37 @@ static void publish_host(void)
     pmi_fence();
 }
 
-const char *net_peer_host(const struct net_peer *peer)
+/* This job's node `node`'s host: from the host list, else (under PMI)
+ * looked up in the store on first use, by any thread (the first to
+ * publish it wins); NULL when the store has none. */
+static const char *own_peer_host(int node)
 {
     char key[32], value[256];
-    if (peer->foreign)
-        return peer->host;
-    if (job.hosts[peer->node] != NULL)
-        return job.hosts[peer->node];
-    snprintf(key, sizeof key, "host.%d", peer->node);
-    if (net_store_get(peer->node, key, value, sizeof value) == 1)
-        job.hosts[peer->node] = strdup(value);
-    return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
+    const char *h = __atomic_load_n(&job.hosts[node], __ATOMIC_ACQUIRE);
+    if (h != NULL)
+        return h;
+    snprintf(key, sizeof key, "host.%d", node);
+    char *found = net_store_get(node, key, value, sizeof value) == 1 ? strdup(value) : NULL;
+    if (found == NULL)
+        return NULL;
+    char *expected = NULL;
+    if (__atomic_compare_exchange_n(&job.hosts[node], &expected, found, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return found;
+    free(found);
+    return expected;
 }
 
+const char *net_peer_host(const struct net_peer *peer)
+{
+    if (peer->foreign)
+        return peer->host;
+    const char *h = own_peer_host(peer->node);
+    return h != NULL ? h : "(unknown: not in the key-value space)";
+}
+
+/* For another process: a node of this job listens at its static port (or
+ * the one it published, once a refusal here learned it), over tcp or, in
+ * a job over another module, in the tcp module it runs for other jobs. */
 void net_peer_contact(const struct net_peer *peer, const char **host, int *port)
 {
     if (peer->foreign) {
@@ -903,7 +921,7 @@ void net_peer_contact(const struct net_peer *peer, const char **host, int *port)
         *port = peer->port;
         return;
     }
-    const char *h = __atomic_load_n(&job.hosts[peer->node], __ATOMIC_ACQUIRE);
+    const char *h = own_peer_host(peer->node);
     *host = h != NULL ? h : "";
     *port = net_peer_port(peer);
 }
