@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,8 @@ static struct net_job foreign_job;  /* what that second module serves: this job'
 static pthread_t foreign_thread;
 static bool foreign_thread_runs;
 static char foreign_failed[400];    /* why it could not start, if it could not (no retry) */
+/* Until then, its port held by a bound socket (reserve_static_port), or -1. */
+static int reserved_port_fd = -1;
 /* Upcalls that touch state shared between frames (one-sided serving,
  * dynamic-process frames) run on one thread at a time: with a second
  * module there are two progress threads. */
@@ -65,6 +68,7 @@ static struct {
 } self = { .once = PTHREAD_ONCE_INIT };
 
 static void publish_host(void);
+static void reserve_static_port(void);
 
 bool net_active(void) { return active; }
 bool net_started(void) { return atomic_load_explicit(&started, memory_order_acquire); }
@@ -579,6 +583,8 @@ bool net_start(int nranks, struct rank **ranks, const int **local_out, int *coun
     ops = choose_module();
     if (ops == &net_tcp_ops)
         foreign_ops = ops;
+    else
+        reserve_static_port();
     char why[400];
     if (ops->init(&job, why, sizeof why) != 0) {
         /* Every node process usually fails alike: let node 0 say it, and
@@ -667,6 +673,39 @@ static int start_alone(char *why, size_t why_len)
     return MPI_SUCCESS;
 }
 
+/* A job over another module than tcp: the node's static port, where
+ * net_peer_contact says it listens for other jobs, is held from the start
+ * by a bound socket that does not listen (another job's connection is
+ * refused as if nothing ran there), so that no outgoing connection takes
+ * it as its local port meanwhile (mpiexec's ports lie in the ephemeral
+ * range, and the tcp module may start hours later); start_foreign_module
+ * closes it right before the tcp module binds the port. Taken already:
+ * none (the tcp module then listens elsewhere and publishes it, as at
+ * the start of a job over tcp). */
+static void reserve_static_port(void)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+    struct addrinfo *res = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", job.base_port + job.node);
+    if (getaddrinfo(job.hosts[job.node], port, &hints, &res) != 0)
+        return;
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    reserved_port_fd = fd;
+}
+
+static void release_static_port(void)
+{
+    if (reserved_port_fd >= 0)
+        close(reserved_port_fd);
+    reserved_port_fd = -1;
+}
+
 /* A job of several node processes over another module than tcp: the tcp
  * module for peers of other jobs, next to it. It listens where this job's
  * node would over tcp (base_port + node on its host, net_peer_contact's
@@ -683,6 +722,7 @@ static int start_foreign_module(char *why, size_t why_len)
     }
     foreign_job = job;
     foreign_job.peers = NULL;   /* this job's peers are the other module's */
+    release_static_port();
     int rc = net_tcp_ops.init(&foreign_job, foreign_failed, sizeof foreign_failed);
     if (rc == 0 && (rc = progress_thread_create(&foreign_thread, &net_tcp_ops)) != 0)
         snprintf(foreign_failed, sizeof foreign_failed, "cannot create the progress thread of tcp: %s",
@@ -716,6 +756,7 @@ void net_end(void)
     /* Both modules say BYE to their peers and drain, each on its thread. */
     pthread_mutex_lock(&start_lock);
     bool second = foreign_thread_runs;
+    release_static_port();
     pthread_mutex_unlock(&start_lock);
     ops->shutdown();
     if (second)
