@@ -88,6 +88,22 @@ static bool two_modules(void)
     return f != NULL && f != ops;
 }
 
+/* Around an upcall that shares state across frames: serve_lock while two
+ * modules run (whether taken, for serve_end). */
+static bool serve_begin(void)
+{
+    bool two = two_modules();
+    if (two)
+        pthread_mutex_lock(&serve_lock);
+    return two;
+}
+
+static void serve_end(bool locked)
+{
+    if (locked)
+        pthread_mutex_unlock(&serve_lock);
+}
+
 bool net_wait_begin_slow(void)
 {
     ops->poll_begin();
@@ -1135,12 +1151,9 @@ const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, c
         if (why != NULL)
             return why;
     }
-    bool serialize = two_modules();
-    if (serialize)
-        pthread_mutex_lock(&serve_lock);
+    bool locked = serve_begin();
     rma_remote_serve(from, f, payload);
-    if (serialize)
-        pthread_mutex_unlock(&serve_lock);
+    serve_end(locked);
     return NULL;
 }
 
@@ -1177,12 +1190,9 @@ void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const un
         job_abort_frame(from, f);
         return;
     }
-    bool serialize = two_modules();
-    if (serialize)
-        pthread_mutex_lock(&serve_lock);
+    bool locked = serve_begin();
     dpm_frame_arrived(from, f, payload);
-    if (serialize)
-        pthread_mutex_unlock(&serve_lock);
+    serve_end(locked);
 }
 
 void net_peer_ended(struct net_peer *peer)
