@@ -104,14 +104,35 @@ static void serve_end(bool locked)
         pthread_mutex_unlock(&serve_lock);
 }
 
+/* A waiting rank polls the tcp module for other jobs too while it runs
+ * beside this job's: else every frame between jobs costs two wake-ups
+ * (its progress thread's, then the rank's), and spinning waiters starve
+ * that thread on a busy machine (doc/performance.md §16). Decided when the
+ * wait begins, so that begin and end pair up per module. */
+static __thread bool wait_polls_foreign __attribute__((tls_model("initial-exec")));
+
 bool net_wait_begin_slow(void)
 {
     ops->poll_begin();
+    wait_polls_foreign = two_modules();
+    if (wait_polls_foreign)
+        net_tcp_ops.poll_begin();
     return true;
 }
 
-void net_wait_poll(void) { ops->poll(); }
-void net_wait_end(bool sleeping) { ops->poll_end(sleeping); }
+void net_wait_poll(void)
+{
+    ops->poll();
+    if (wait_polls_foreign)
+        net_tcp_ops.poll();
+}
+
+void net_wait_end(bool sleeping)
+{
+    ops->poll_end(sleeping);
+    if (wait_polls_foreign)
+        net_tcp_ops.poll_end(sleeping);
+}
 const struct net_job *net_job(void) { return &job; }
 
 static _Noreturn void config_error(const char *fmt, const char *what)
