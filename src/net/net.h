@@ -294,7 +294,9 @@ bool net_started(void);
 
 /* A rank's wait (src/core/wait.c), between node processes: true when the
  * waiter should call net_wait_poll between polls of its condition, then
- * net_wait_end(sleeping) once it stops spinning (ops->poll_*). Only while
+ * net_wait_end(sleeping) once it stops spinning (ops->poll_*: this job's
+ * module, and the tcp module for other jobs too while it runs beside
+ * another one; the rank thread, no lock held). Only while
  * waiters spin (ranks do not outnumber cores): a waiter that polls once
  * and sleeps would only add a system call and a hand-back to the
  * progress thread to every wait. */
