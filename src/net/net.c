@@ -747,10 +747,9 @@ static void release_static_port(void)
  * module for peers of other jobs, next to it. It listens where this job's
  * node would over tcp (base_port + node on its host, net_peer_contact's
  * static rule; a taken port is replaced and published as over tcp), has
- * its own state and progress thread, and is never polled by rank threads
- * (their waits poll this job's module; the progress thread wakes a rank a
- * frame from another job is for, as without polling). Never retried: a
- * failure is kept and told to every later caller. */
+ * its own state and progress thread, and waiting ranks poll it too
+ * (net_wait_poll). Never retried: a failure is kept and told to every
+ * later caller. */
 static int start_foreign_module(char *why, size_t why_len)
 {
     if (foreign_failed[0] != '\0') {

@@ -15,6 +15,15 @@
  * get under a shared lock), then MPI_Comm_disconnect; the server
  * unpublishes the name and closes the port.
  *
+ *   dpm_jobs widen server|client WHERE
+ *                                only rank 0 of each job accepts or
+ *                                connects (MPI_COMM_SELF); the two merge,
+ *                                and MPI_Intercomm_create over that peer
+ *                                communicator joins the whole worlds, so
+ *                                node processes that took no part in the
+ *                                accept or connect are named to the other
+ *                                job: point-to-point between every pair and
+ *                                the intercommunicator collectives, checked
  *   dpm_jobs badport NAME MAX_S [MARK]
  *                                MPI_Comm_connect to NAME fails with
  *                                MPI_ERR_PORT (under MPI_ERRORS_RETURN,
@@ -260,25 +269,57 @@ static int constructor_checks(MPI_Comm inter, int g)
     return errs;
 }
 
-/* The two jobs meet: the accepting one's rank 0 opens the port (its
- * name into `port`) and makes it known at `where`, the other's learns it. */
-static MPI_Comm jobs_meet(int accepting, const char *where, char *port)
+/* The two jobs meet over `comm` (each job's): the accepting one's rank 0
+ * opens the port (its name into `port`) and makes it known at `where`,
+ * the other's learns it. */
+static MPI_Comm jobs_meet_over(MPI_Comm comm, int accepting, const char *where, char *port)
 {
     int rank;
     MPI_Comm inter;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(comm, &rank);
     if (accepting) {
         if (rank == 0) {
             MPI_Open_port(MPI_INFO_NULL, port);
             port_tell(where, port);
         }
-        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, comm, &inter);
     } else {
         if (rank == 0)
             port_learn(where, port);
-        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, comm, &inter);
     }
     return inter;
+}
+
+static MPI_Comm jobs_meet(int accepting, const char *where, char *port)
+{
+    return jobs_meet_over(MPI_COMM_WORLD, accepting, where, port);
+}
+
+/* Widen: see the header. */
+static int widen(const char *role, const char *where)
+{
+    int errs = 0, rank, server = strcmp(role, "server") == 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm first = MPI_COMM_NULL, pair = MPI_COMM_NULL, inter;
+    if (rank == 0) {
+        first = jobs_meet_over(MPI_COMM_SELF, server, where, port);
+        MPI_Intercomm_merge(first, !server, &pair);     /* the server's rank 0 first */
+    }
+    /* peer_comm and remote_leader count at the leaders only. */
+    MPI_Intercomm_create(MPI_COMM_WORLD, 0, rank == 0 ? pair : MPI_COMM_NULL, server ? 1 : 0, 77, &inter);
+    int g = server ? 0 : 1;
+    errs += pt2pt_checks(inter, g);
+    errs += inter_collectives_check(inter, g);
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0) {
+        MPI_Comm_disconnect(&pair);
+        MPI_Comm_disconnect(&first);
+        if (server)
+            MPI_Close_port(port);
+    }
+    return errs;
 }
 
 static int meet(const char *role, const char *where)
@@ -496,6 +537,9 @@ int main(int argc, char **argv)
     if ((strcmp(mode, "server") == 0 || strcmp(mode, "client") == 0) && argc > 2 &&
         (strncmp(argv[2], "file:", 5) == 0 || strncmp(argv[2], "name:", 5) == 0)) {
         errs = meet(mode, argv[2]);
+    } else if (strcmp(mode, "widen") == 0 && argc > 3 &&
+               (strcmp(argv[2], "server") == 0 || strcmp(argv[2], "client") == 0)) {
+        errs = widen(argv[2], argv[3]);
     } else if (strcmp(mode, "badport") == 0 && argc > 3) {
         if (rank == 0)
             errs = bad_port(argv[2], atof(argv[3]), argc > 4 ? argv[4] : NULL);
@@ -518,7 +562,7 @@ int main(int argc, char **argv)
             errs = no_name_server(argv[2]);
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, badport NAME MAX_S [MARK], "
+            fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, widen server|client WHERE, badport NAME MAX_S [MARK], "
                             "closedport|dyingport file:PATH, names|nonames SERVICE, join listen|connect PATH, "
                             "survivor|aborter WHERE after|before|killed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

@@ -9,8 +9,9 @@
 # the host list's slots. Where UCX is built, jobs over --net ucx too (their
 # peers of other jobs go over tcp): with a job over tcp or another over
 # ucx, over UCX's shared memory only, by name, by join, a connector whose
-# port's process dies mid-connection, and the failures above. No process
-# is left after any of them.
+# port's process dies mid-connection, node processes named to the other
+# job only after the connect (MPI_Intercomm_create), and the failures
+# above. No process is left after any of them.
 . "$(dirname "$0")/lib.sh"
 
 prog="$builddir/tests/mpi/dpm_jobs"
@@ -40,14 +41,15 @@ expect_job() {
     [ "$3" -ne 0 ] || expect_in "$2" "^ No Errors$" "$4"
 }
 
-# pair NAME WHERE "SERVER MPIEXEC ARGS" "CLIENT MPIEXEC ARGS"
+# pair NAME WHERE "SERVER MPIEXEC ARGS" "CLIENT MPIEXEC ARGS" [MODE]: MODE
+# (dpm_jobs's, before server|client) none or widen.
 pair() {
-    local name=$1 where=$2 sargs=$3 cargs=$4 s c
+    local name=$1 where=$2 sargs=$3 cargs=$4 mode=${5:-} s c
     rm -f "$work/port"
     # shellcheck disable=SC2086
-    run_job "$name.server.log" $sargs "$prog" server "$where"; s=$last
+    run_job "$name.server.log" $sargs "$prog" $mode server "$where"; s=$last
     # shellcheck disable=SC2086
-    run_job "$name.client.log" $cargs "$prog" client "$where"; c=$last
+    run_job "$name.client.log" $cargs "$prog" $mode client "$where"; c=$last
     expect_job "$s" "$name.server.log" 0 "$name: server ($sargs)"
     expect_job "$c" "$name.client.log" 0 "$name: client ($cargs)"
     no_orphans "$name"
@@ -66,6 +68,13 @@ if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
     pair ucx-client "file:$work/port" "-n 3" "--net ucx -n 4 --nodes 2"
     pair ucx-both "file:$work/port" "--net ucx -n 3 --nodes 2" "--net ucx -n 64 --nodes 2"
     UCX_TLS=sm,self pair ucx-sm "file:$work/port" "--net ucx -n 4 --nodes 2" "--net ucx -n 3 --nodes 3"
+fi
+# Node processes that took no part in the accept or connect, named to the
+# other job later (MPI_Intercomm_create over the rank 0s' merged pair).
+pair widen "file:$work/port" "-n 4 --nodes 2" "-n 3 --nodes 3" widen
+if $ucx; then
+    pair widen-ucx "file:$work/port" "--net ucx -n 4 --nodes 2" "--net ucx -n 3 --nodes 3" widen
+    pair widen-mixed "file:$work/port" "-n 3 --nodes 3" "--net ucx -n 5 --nodes 2" widen
 fi
 
 # Names: mpiexec's own name service (one job over two node processes, a
