@@ -24,7 +24,10 @@
  * The server publishes a port and accepts, the client looks it up and
  * connects; output (client): "connect_accept_jobs 1 us", the mean time of
  * a connect + disconnect pair, and "pingpong_jobs 8 us", the one-way
- * latency of an 8-byte message over the connected intercommunicator. */
+ * latency of an 8-byte message over the connected intercommunicator.
+ * In a job of several ranks (mpiexec -n 2 --nodes 2 --net ucx: a job
+ * whose node processes talk over UCX, and meet other jobs over tcp) rank
+ * 0 does it all, the others wait in a barrier. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
@@ -143,6 +146,7 @@ static int jobs(const char *role, char *service, int connects)
         MPI_Unpublish_name(service, MPI_INFO_NULL, port);
         MPI_Close_port(port);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }
@@ -184,12 +188,12 @@ int main(int argc, char **argv)
     }
     if (reps < 1 || reps > 100)
         reps = 5;
-    if (role != NULL)
-        return jobs(role, service, connects);
     /* Only rank 0 measures; the others keep their node processes (hosts
      * of --info nodes=... spawns) alive until it is done. */
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (role != NULL && rank == 0)
+        return jobs(role, service, connects);
     if (rank != 0) {
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();

@@ -579,8 +579,18 @@ static struct dpm_outcome *handshake_root(struct strand_comm *c, void *arg, cons
     return o;
 }
 
+/* Every member's node process must be reachable from the other job before
+ * the root hands out the group's rank identities (they name where each
+ * node process listens): in a job whose own node processes talk over
+ * another module than tcp, each member starts the tcp module for other
+ * jobs here (net_ensure_started), before the root gathers the members'
+ * proposals. One that cannot is refused by the other job's connections
+ * (a loss there, MPI_ERR_PORT). */
 static int accept_or_connect(const char *where, struct handshake h, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+    char why[400];
+    if (net_active())
+        (void)net_ensure_started(why, sizeof why);
     return dpm_rooted_collective(where, comm, root, handshake_root, &h, newcomm, NULL);
 }
 

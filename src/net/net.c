@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,8 +25,27 @@
 enum { NET_EAGER_LIMIT = 64 << 10 };
 
 static struct net_job job;
+/* The module of this job's node processes (net_start; tcp in a job of one
+ * node process started on demand). */
 static const struct net_ops *ops;
 static pthread_t progress_thread;
+/* The module of peers of other jobs: always tcp, so that jobs whatever
+ * their --net reach each other through port names that name a TCP
+ * host:port, over one wire protocol. The same as `ops` in a job over tcp;
+ * in a job over another module, a second instance of the layer's use of
+ * tcp, started on demand (start_foreign_module) with its own progress
+ * thread. NULL until this process can reach other jobs. */
+static const struct net_ops *foreign_ops;
+static struct net_job foreign_job;  /* what that second module serves: this job's identity, no peers */
+static pthread_t foreign_thread;
+static bool foreign_thread_runs;
+static char foreign_failed[400];    /* why it could not start, if it could not (no retry) */
+/* Until then, its port held by a bound socket (reserve_static_port), or -1. */
+static int reserved_port_fd = -1;
+/* Upcalls that touch state shared between frames (one-sided serving,
+ * dynamic-process frames) run on one thread at a time: with a second
+ * module there are two progress threads. */
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool active;                 /* several node processes of this job */
 static atomic_bool started;         /* the progress thread runs */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,20 +68,71 @@ static struct {
 } self = { .once = PTHREAD_ONCE_INIT };
 
 static void publish_host(void);
+static void reserve_static_port(void);
 
 bool net_active(void) { return active; }
 bool net_started(void) { return atomic_load_explicit(&started, memory_order_acquire); }
 
 bool net_waits_poll;
 
+/* The module that reaches `peer`. A peer of another job exists only once
+ * foreign_ops is set (net_peer_get starts it first). */
+static inline const struct net_ops *module_of(const struct net_peer *peer)
+{
+    return STRAND_LIKELY(!peer->foreign) ? ops : __atomic_load_n(&foreign_ops, __ATOMIC_ACQUIRE);
+}
+
+static bool two_modules(void)
+{
+    const struct net_ops *f = __atomic_load_n(&foreign_ops, __ATOMIC_ACQUIRE);
+    return f != NULL && f != ops;
+}
+
+/* Around an upcall that shares state across frames: serve_lock while two
+ * modules run (whether taken, for serve_end). */
+static bool serve_begin(void)
+{
+    bool two = two_modules();
+    if (two)
+        pthread_mutex_lock(&serve_lock);
+    return two;
+}
+
+static void serve_end(bool locked)
+{
+    if (locked)
+        pthread_mutex_unlock(&serve_lock);
+}
+
+/* A waiting rank polls the tcp module for other jobs too while it runs
+ * beside this job's: else every frame between jobs costs two wake-ups
+ * (its progress thread's, then the rank's), and spinning waiters starve
+ * that thread on a busy machine (doc/performance.md §16). Decided when the
+ * wait begins, so that begin and end pair up per module. */
+static __thread bool wait_polls_foreign __attribute__((tls_model("initial-exec")));
+
 bool net_wait_begin_slow(void)
 {
     ops->poll_begin();
+    wait_polls_foreign = two_modules();
+    if (wait_polls_foreign)
+        net_tcp_ops.poll_begin();
     return true;
 }
 
-void net_wait_poll(void) { ops->poll(); }
-void net_wait_end(bool sleeping) { ops->poll_end(sleeping); }
+void net_wait_poll(void)
+{
+    ops->poll();
+    if (wait_polls_foreign)
+        net_tcp_ops.poll();
+}
+
+void net_wait_end(bool sleeping)
+{
+    ops->poll_end(sleeping);
+    if (wait_polls_foreign)
+        net_tcp_ops.poll_end(sleeping);
+}
 const struct net_job *net_job(void) { return &job; }
 
 static _Noreturn void config_error(const char *fmt, const char *what)
@@ -286,6 +357,9 @@ struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int p
     registry_read_unlock();
     if (found != NULL)
         return caa_container_of(found, struct net_peer, reg);
+    char why[400];
+    if (net_ensure_started(why, sizeof why) != MPI_SUCCESS)
+        return NULL;        /* no way to other jobs: nothing could reach it */
     struct net_peer *p = foreign_peer_new(job_id, node, host, port);
     if (p == NULL)
         return NULL;
@@ -331,6 +405,10 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
             *why = "HELLO from this node process itself";
             return NULL;
         }
+        if (ops != &net_tcp_ops) {
+            *why = "HELLO over tcp from a node process of this job, which talks over another module";
+            return NULL;
+        }
         return &job.peers[node];    /* the decoder checked node < nnodes of this job */
     }
     char host[256];
@@ -366,12 +444,14 @@ struct net_peer *net_peer_hello(uint64_t job_id, uint64_t node, uint64_t nnodes,
 enum { LOST_PEER_CHECK_MS = 20, LOST_PEERS_MAX = 64 };
 static const double LOST_PEER_GRACE_S = 3.0, LOST_OWN_PEER_GRACE_S = 2.0;
 
+/* Under lost_lock: both progress threads lose peers (own and foreign). */
 static struct lost_peer {
     struct net_peer *peer;
     double deadline;
     char what[160];
 } lost_peers[LOST_PEERS_MAX];
-static int nlost_peers;
+static atomic_int nlost_peers;
+static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Noreturn void foreign_peer_loss_ends_job(const struct net_peer *peer, const char *what)
 {
@@ -403,15 +483,21 @@ static _Noreturn void peer_loss_ends_job(const struct net_peer *peer, const char
  * no proxy reaches it by then (the first loss counts). */
 static void peer_lost_later(struct net_peer *peer, const char *what)
 {
-    for (int i = 0; i < nlost_peers; i++)
-        if (lost_peers[i].peer == peer)
+    pthread_mutex_lock(&lost_lock);
+    int n = atomic_load(&nlost_peers);
+    for (int i = 0; i < n; i++)
+        if (lost_peers[i].peer == peer) {
+            pthread_mutex_unlock(&lost_lock);
             return;
-    if (nlost_peers == LOST_PEERS_MAX)
+        }
+    if (n == LOST_PEERS_MAX)
         peer_loss_ends_job(peer, what);
-    struct lost_peer *l = &lost_peers[nlost_peers++];
+    struct lost_peer *l = &lost_peers[n];
     l->peer = peer;
     l->deadline = net_now_seconds() + (peer->foreign ? LOST_PEER_GRACE_S : LOST_OWN_PEER_GRACE_S);
     snprintf(l->what, sizeof l->what, "%s", what);
+    atomic_store(&nlost_peers, n + 1);
+    pthread_mutex_unlock(&lost_lock);
 }
 
 /* Forgets the lost peers of other jobs nothing reaches any more; ends the
@@ -419,20 +505,24 @@ static void peer_lost_later(struct net_peer *peer, const char *what)
  * check while some remain, else none (-1). */
 static int lost_peers_check(void)
 {
-    if (STRAND_LIKELY(nlost_peers == 0))
+    if (STRAND_LIKELY(atomic_load_explicit(&nlost_peers, memory_order_relaxed) == 0))
         return -1;
     double now = net_now_seconds();
-    for (int i = 0; i < nlost_peers;) {
+    pthread_mutex_lock(&lost_lock);
+    int n = atomic_load(&nlost_peers);
+    for (int i = 0; i < n;) {
         struct lost_peer *l = &lost_peers[i];
         if (l->peer->foreign && atomic_load(&l->peer->users) == 0) {
-            *l = lost_peers[--nlost_peers];
+            *l = lost_peers[--n];
             continue;
         }
         if (now >= l->deadline)
             peer_loss_ends_job(l->peer, l->what);
         i++;
     }
-    return nlost_peers > 0 ? LOST_PEER_CHECK_MS : -1;
+    atomic_store(&nlost_peers, n);
+    pthread_mutex_unlock(&lost_lock);
+    return n > 0 ? LOST_PEER_CHECK_MS : -1;
 }
 
 /* STRAND_NET (mpiexec --net): tcp, ucx, or auto (the default): ucx where
@@ -462,14 +552,15 @@ static const struct net_ops *choose_module(void)
     config_error("%s must be tcp, ucx or auto", "STRAND_NET");
 }
 
+/* `arg`: the module whose progress it runs. */
 static void *progress_main(void *arg)
 {
-    (void)arg;
+    const struct net_ops *module = arg;
     /* Signals are for the rank threads and the main thread. */
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    while (ops->progress(lost_peers_check()))
+    while (module->progress(lost_peers_check()))
         ;
     return NULL;
 }
@@ -527,6 +618,10 @@ bool net_start(int nranks, struct rank **ranks, const int **local_out, int *coun
             config_error("%s: a node process would host no rank", job.ppn > 0 ? "STRAND_PPN" : "STRAND_RANK_NODES");
     active = true;
     ops = choose_module();
+    if (ops == &net_tcp_ops)
+        foreign_ops = ops;
+    else
+        reserve_static_port();
     char why[400];
     if (ops->init(&job, why, sizeof why) != 0) {
         /* Every node process usually fails alike: let node 0 say it, and
@@ -544,18 +639,31 @@ bool net_start(int nranks, struct rank **ranks, const int **local_out, int *coun
     return true;
 }
 
-/* A runtime thread that never adopts a rank, whichever thread starts it,
- * with every signal blocked from its first instruction. */
-static int progress_thread_start(void)
+/* A runtime thread running `module`'s progress that never adopts a rank,
+ * whichever thread starts it, with every signal blocked from its first
+ * instruction. */
+static int progress_thread_create(pthread_t *thread, const struct net_ops *module)
 {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = strand_real_pthread_create(&progress_thread, NULL, progress_main, NULL);
+    int rc = strand_real_pthread_create(thread, NULL, progress_main, (void *)module);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int progress_thread_start(void)
+{
+    int rc = progress_thread_create(&progress_thread, ops);
     if (rc == 0)
         atomic_store_explicit(&started, true, memory_order_release);
     return rc;
+}
+
+static bool on_progress_thread(void)
+{
+    return pthread_equal(pthread_self(), progress_thread) ||
+           (foreign_thread_runs && pthread_equal(pthread_self(), foreign_thread));
 }
 
 void net_run(void)
@@ -598,15 +706,80 @@ static int start_alone(char *why, size_t why_len)
         snprintf(why, why_len, "cannot create the progress thread: %s", strerror(rc));
         return MPI_ERR_OTHER;
     }
+    __atomic_store_n(&foreign_ops, ops, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
+/* A job over another module than tcp: the node's static port, where
+ * net_peer_contact says it listens for other jobs, is held from the start
+ * by a bound socket that does not listen (another job's connection is
+ * refused as if nothing ran there), so that no outgoing connection takes
+ * it as its local port meanwhile (mpiexec's ports lie in the ephemeral
+ * range, and the tcp module may start hours later); start_foreign_module
+ * closes it right before the tcp module binds the port. Taken already:
+ * none (the tcp module then listens elsewhere and publishes it, as at
+ * the start of a job over tcp). */
+static void reserve_static_port(void)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+    struct addrinfo *res = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", job.base_port + job.node);
+    if (getaddrinfo(job.hosts[job.node], port, &hints, &res) != 0)
+        return;
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    reserved_port_fd = fd;
+}
+
+static void release_static_port(void)
+{
+    if (reserved_port_fd >= 0)
+        close(reserved_port_fd);
+    reserved_port_fd = -1;
+}
+
+/* A job of several node processes over another module than tcp: the tcp
+ * module for peers of other jobs, next to it. It listens where this job's
+ * node would over tcp (base_port + node on its host, net_peer_contact's
+ * static rule; a taken port is replaced and published as over tcp), has
+ * its own state and progress thread, and waiting ranks poll it too
+ * (net_wait_poll). Never retried: a failure is kept and told to every
+ * later caller. */
+static int start_foreign_module(char *why, size_t why_len)
+{
+    if (foreign_failed[0] != '\0') {
+        snprintf(why, why_len, "%s", foreign_failed);
+        return MPI_ERR_OTHER;
+    }
+    foreign_job = job;
+    foreign_job.peers = NULL;   /* this job's peers are the other module's */
+    release_static_port();
+    int rc = net_tcp_ops.init(&foreign_job, foreign_failed, sizeof foreign_failed);
+    if (rc == 0 && (rc = progress_thread_create(&foreign_thread, &net_tcp_ops)) != 0)
+        snprintf(foreign_failed, sizeof foreign_failed, "cannot create the progress thread of tcp: %s",
+                 strerror(rc));
+    if (rc != 0) {
+        snprintf(why, why_len, "%s", foreign_failed);
+        return MPI_ERR_OTHER;
+    }
+    foreign_thread_runs = true;
+    __atomic_store_n(&foreign_ops, &net_tcp_ops, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
 
 int net_ensure_started(char *why, size_t why_len)
 {
-    if (net_started())
+    if (__atomic_load_n(&foreign_ops, __ATOMIC_ACQUIRE) != NULL)
         return MPI_SUCCESS;
     pthread_mutex_lock(&start_lock);
-    int rc = net_started() ? MPI_SUCCESS : start_alone(why, why_len);
+    int rc = foreign_ops != NULL ? MPI_SUCCESS
+             : net_started()     ? start_foreign_module(why, why_len)
+                                 : start_alone(why, why_len);
     pthread_mutex_unlock(&start_lock);
     return rc;
 }
@@ -616,9 +789,20 @@ void net_end(void)
     if (!net_started())
         return;
     net_waits_poll = false;
+    /* Both modules say BYE to their peers and drain, each on its thread. */
+    pthread_mutex_lock(&start_lock);
+    bool second = foreign_thread_runs;
+    release_static_port();
+    pthread_mutex_unlock(&start_lock);
     ops->shutdown();
+    if (second)
+        net_tcp_ops.shutdown();
     pthread_join(progress_thread, NULL);
+    if (second)
+        pthread_join(foreign_thread, NULL);
     ops->close();
+    if (second)
+        net_tcp_ops.close();
     if (active)
         pmi_finalize();
     active = false;
@@ -699,7 +883,7 @@ static bool abort_tell_all(uint32_t kind, int status)
  * exit with `status`. True when all went (the caller exits with it). */
 static bool peers_abort(int status)
 {
-    if (!net_started() || pthread_equal(pthread_self(), progress_thread) ||
+    if (!net_started() || on_progress_thread() ||
         (job_abort.acked = calloc((size_t)job.nnodes, sizeof *job_abort.acked)) == NULL)
         return false;
     atomic_store(&job_abort.status, status);
@@ -776,19 +960,37 @@ static void publish_host(void)
     pmi_fence();
 }
 
-const char *net_peer_host(const struct net_peer *peer)
+/* This job's node `node`'s host: from the host list, else (under PMI)
+ * looked up in the store on first use, by any thread (the first to
+ * publish it wins); NULL when the store has none. */
+static const char *own_peer_host(int node)
 {
     char key[32], value[256];
-    if (peer->foreign)
-        return peer->host;
-    if (job.hosts[peer->node] != NULL)
-        return job.hosts[peer->node];
-    snprintf(key, sizeof key, "host.%d", peer->node);
-    if (net_store_get(peer->node, key, value, sizeof value) == 1)
-        job.hosts[peer->node] = strdup(value);
-    return job.hosts[peer->node] != NULL ? job.hosts[peer->node] : "(unknown: not in the key-value space)";
+    const char *h = __atomic_load_n(&job.hosts[node], __ATOMIC_ACQUIRE);
+    if (h != NULL)
+        return h;
+    snprintf(key, sizeof key, "host.%d", node);
+    char *found = net_store_get(node, key, value, sizeof value) == 1 ? strdup(value) : NULL;
+    if (found == NULL)
+        return NULL;
+    char *expected = NULL;
+    if (__atomic_compare_exchange_n(&job.hosts[node], &expected, found, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return found;
+    free(found);
+    return expected;
 }
 
+const char *net_peer_host(const struct net_peer *peer)
+{
+    if (peer->foreign)
+        return peer->host;
+    const char *h = own_peer_host(peer->node);
+    return h != NULL ? h : "(unknown: not in the key-value space)";
+}
+
+/* For another process: a node of this job listens at its static port (or
+ * the one it published, once a refusal here learned it), over tcp or, in
+ * a job over another module, in the tcp module it runs for other jobs. */
 void net_peer_contact(const struct net_peer *peer, const char **host, int *port)
 {
     if (peer->foreign) {
@@ -796,7 +998,7 @@ void net_peer_contact(const struct net_peer *peer, const char **host, int *port)
         *port = peer->port;
         return;
     }
-    const char *h = __atomic_load_n(&job.hosts[peer->node], __ATOMIC_ACQUIRE);
+    const char *h = own_peer_host(peer->node);
     *host = h != NULL ? h : "";
     *port = net_peer_port(peer);
 }
@@ -854,25 +1056,32 @@ enum delivery net_send_message(struct rank *dest, const struct message *m, bool 
                                struct completion *done)
 {
     struct net_envelope env = envelope_of(dest, m);
+    const struct net_ops *module = module_of(dest->remote);
     if (!sync && m->bytes <= job.eager_limit) {
-        if (ops->send_eager(dest->remote, &env, m->buf, m->count, m->type) != MPI_SUCCESS)
+        if (module->send_eager(dest->remote, &env, m->buf, m->count, m->type) != MPI_SUCCESS)
             strand_job_abort(1, "Strand MPI: out of memory for a message to another node process\n");
         return QUEUED_EAGER;
     }
     done->queued = NULL;    /* not cancellable: it is in no local mailbox */
-    if (ops->send_rendezvous(dest->remote, &env, m->buf, m->count, m->type, done) != MPI_SUCCESS)
+    if (module->send_rendezvous(dest->remote, &env, m->buf, m->count, m->type, done) != MPI_SUCCESS)
         strand_job_abort(1, "Strand MPI: out of memory for a message to another node process\n");
     return QUEUED_RENDEZVOUS;
 }
 
 void net_cancel_send(struct rank *dest, struct completion *done)
 {
-    ops->cancel_send(dest->remote, done);
+    module_of(dest->remote)->cancel_send(dest->remote, done);
+}
+
+/* Its first member is its id (net.h): the module is the sender's. */
+static const struct net_ops *module_of_pull(const struct net_pull *pull)
+{
+    return module_of(((const struct net_pull_id *)pull)->peer);
 }
 
 void net_pull(struct net_pull *pull, struct strand_request *req)
 {
-    ops->pull(pull, req);
+    module_of_pull(pull)->pull(pull, req);
 }
 
 static struct message message_of(const struct net_envelope *env, const void *data)
@@ -922,7 +1131,7 @@ void net_arrived_rendezvous(const struct net_envelope *env, struct net_pull *pul
         registry_read_unlock();
     }
     if (matched != NULL)
-        ops->pull(pull, matched);
+        module_of_pull(pull)->pull(pull, matched);
 }
 
 /* Its first member is its id (net.h). */
@@ -962,13 +1171,15 @@ const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, c
         if (why != NULL)
             return why;
     }
+    bool locked = serve_begin();
     rma_remote_serve(from, f, payload);
+    serve_end(locked);
     return NULL;
 }
 
 int net_rma_send(struct net_peer *peer, const struct net_rma *frame, void *payload, size_t payload_len)
 {
-    return ops->rma_send(peer, frame, payload, payload_len);
+    return module_of(peer)->rma_send(peer, frame, payload, payload_len);
 }
 
 bool net_rma_window(uint64_t id, uint32_t dest, uint32_t source, struct wire_window *out)
@@ -990,15 +1201,18 @@ int net_dpm_send(struct net_peer *peer, uint32_t kind, uint64_t a, uint64_t b, u
         return MPI_SUCCESS;
     }
     struct net_rma f = { .type = WIRE_DPM, .flags = kind, .window = a, .b = b, .c = c };
-    return ops->rma_send(peer, &f, payload, payload_len);
+    return module_of(peer)->rma_send(peer, &f, payload, payload_len);
 }
 
 void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const unsigned char *payload)
 {
-    if (f->context_id >= NET_DPM_JOB_ABORT && f->context_id <= NET_DPM_JOB_ABORT_GO && !from->foreign)
+    if (f->context_id >= NET_DPM_JOB_ABORT && f->context_id <= NET_DPM_JOB_ABORT_GO && !from->foreign) {
         job_abort_frame(from, f);
-    else
-        dpm_frame_arrived(from, f, payload);
+        return;
+    }
+    bool locked = serve_begin();
+    dpm_frame_arrived(from, f, payload);
+    serve_end(locked);
 }
 
 void net_peer_ended(struct net_peer *peer)

@@ -9,8 +9,13 @@
  *    point-to-point leaves the local path (net_send_message), the delivery
  *    of arrived messages into the receiver's mailbox, and the progress
  *    thread;
- *  - one network module, chosen once at start (tcp.c, or ucx.c when built:
- *    STRAND_NET, see net.c), behind the const table `struct net_ops` below.
+ *  - one network module for this job's node processes, chosen once at start
+ *    (tcp.c, or ucx.c when built: STRAND_NET, see net.c), behind the const
+ *    table `struct net_ops` below. Peers of other jobs (`foreign`) always
+ *    go over the tcp module: in a job over another module, a second
+ *    instance of it serves them, started on demand (net_ensure_started)
+ *    with its own progress thread; the layer picks the module by
+ *    peer->foreign.
  *
  * A job of N ranks on K node processes: node j hosts the launched world's
  * ranks r with job.node_of[r] == j: blocks [net_node_first_rank(j),
@@ -37,8 +42,11 @@
  *    write a small message itself with a non-blocking call when that keeps
  *    the order of messages (tcp.c does; ucx.c hands every frame to UCX's
  *    non-blocking calls under one short lock).
- *  - One progress thread per node process runs ops->progress in a loop. It
- *    is a runtime thread, not a rank: `strand_self` is NULL there, and it
+ *  - One progress thread per module instance runs its progress in a loop
+ *    (two in a job over UCX that reaches other jobs: upcalls may then run
+ *    on either, concurrently; the layer serializes those that share state
+ *    across frames, net_rma_arrived and net_dpm_arrived). It is a runtime
+ *    thread, not a rank: `strand_self` is NULL there, and it
  *    never calls an MPI entry point. It reads every socket, and it is the
  *    thread on which every completion below fires, except:
  *  - A rank thread spinning in a wait (src/core/wait.c) may run a round of
@@ -189,7 +197,9 @@ struct net_ops {
      * base_port + node, or on any port when base_port is 0, and report
      * it with net_listening_on. Called by the main thread before any rank
      * runs, or, in a job of one node process, by net_ensure_started in
-     * any thread. No connection is opened here: the first message to a
+     * any thread. job->peers NULL (the tcp module only, started by
+     * net_ensure_started in a job over another module): it serves peers
+     * of other jobs only, this job's are the other module's. No connection is opened here: the first message to a
      * peer opens one. Returns 0, or -1 with the reason in why[why_len]. */
     int (*init)(const struct net_job *job, char *why, size_t why_len);
     /* Progress thread only: one round of work (accept, connect, read,
@@ -268,8 +278,11 @@ bool net_start(int nranks, struct rank **ranks, const int **local, int *count);
 void net_run(void);
 /* Any thread: makes sure this process can reach and be reached by other
  * node processes (ports, connections and spawns between jobs). In a job
- * of several node processes the layer runs already; in a job of one it
- * is started now (listening on any port, one progress thread). Returns
+ * of several node processes over tcp the layer runs already; in one over
+ * another module the tcp module for other jobs starts now (listening at
+ * the node's static port, its own progress thread); in a job of one node
+ * process the layer starts now (tcp, listening on any port, one progress
+ * thread). A failure is not retried: later calls say it again. Returns
  * MPI_SUCCESS, or MPI_ERR_OTHER with the reason in why[why_len]. */
 int net_ensure_started(char *why, size_t why_len);
 /* Main thread, after every local rank thread ended. */
@@ -281,7 +294,9 @@ bool net_started(void);
 
 /* A rank's wait (src/core/wait.c), between node processes: true when the
  * waiter should call net_wait_poll between polls of its condition, then
- * net_wait_end(sleeping) once it stops spinning (ops->poll_*). Only while
+ * net_wait_end(sleeping) once it stops spinning (ops->poll_*: this job's
+ * module, and the tcp module for other jobs too while it runs beside
+ * another one; the rank thread, no lock held). Only while
  * waiters spin (ranks do not outnumber cores): a waiter that polls once
  * and sleeps would only add a system call and a hand-back to the
  * progress thread to every wait. */
@@ -310,8 +325,9 @@ uint64_t net_new_world_id(void);
 
 /* Any thread: the node process (job_id, node) that listens on host:port,
  * registered on first use (this job's own: the static entry, whatever
- * host and port say). NULL when out of memory, or when it names this
- * process. */
+ * host and port say); another job's is registered only once this process
+ * can reach other jobs (net_ensure_started first). NULL when out of
+ * memory, when that cannot start, or when it names this process. */
 struct net_peer *net_peer_get(uint64_t job_id, int node, const char *host, int port);
 /* A proxy rank `world_rank` living in `peer` (no thread, no handles);
  * counts as a user of a peer of another job until destroyed. */
@@ -325,7 +341,10 @@ void net_proxy_destroy(struct rank *proxy);
  * another job listens where it said (its HELLO, a port name, an
  * identity). */
 /* Any thread: where `peer` listens, for another process to reach it (a
- * node of this job under PMI whose host was not looked up yet: ""). */
+ * node of this job: its static port, or the one a refusal made us learn;
+ * under PMI its host looked up in the store on first use, "" when not
+ * there). In a job over another module than tcp, where its tcp module
+ * for other jobs listens once started. */
 void net_peer_contact(const struct net_peer *peer, const char **host, int *port);
 /* Progress thread: the host of `peer` (under PMI looked up on first use). */
 const char *net_peer_host(const struct net_peer *peer);

@@ -589,7 +589,10 @@ static void conn_socket_close(struct conn *c)
  * job may still be starting, or may have moved to the port it published
  * (asked for on every failure): try again a little later, up to the
  * connect timeout. A peer of another job said where it listens: nothing
- * there is final. */
+ * there is final, unless a communicator here reaches it (its node process
+ * may be starting to listen right now: a job over another module starts
+ * its tcp module when it learns of ours, src/net/net.c): then up to the
+ * port timeout. */
 static void connect_failed(struct conn *c, const char *why)
 {
     struct peer_state *ps = peer_state_of(c->peer);
@@ -600,7 +603,8 @@ static void connect_failed(struct conn *c, const char *why)
     c->in_payload = false;
     if (!c->peer->foreign)
         net_peer_refused(c->peer);
-    if (c->peer->foreign || net_now_seconds() > ps->give_up_at) {
+    bool final = c->peer->foreign && atomic_load(&c->peer->users) == 0;
+    if (final || net_now_seconds() > ps->give_up_at) {
         char what[300];
         snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer), port, why);
         peer_forget(ps, what);
@@ -1659,7 +1663,9 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
         snprintf(why, why_len, "out of memory");
         return -1;
     }
-    for (int j = 0; j < job->nnodes; j++) {
+    /* No peers: this job talks over another module, this one serves
+     * other jobs' peers only (net.c, start_foreign_module). */
+    for (int j = 0; job->peers != NULL && j < job->nnodes; j++) {
         tcp.peers[j].peer = &job->peers[j];
         job->peers[j].transport = &tcp.peers[j];
     }

@@ -18,8 +18,8 @@
  * ones and go to net_dpm_arrived.
  *
  * Peers. The module reaches the node processes of its own job (their
- * worker addresses are in the job's store); one of another job, named by
- * a TCP contact, is given up at its first use (foreign_unreachable).
+ * worker addresses are in the job's store); the layer hands peers of other
+ * jobs to the tcp module (net.c, module_of), never to this one.
  *
  * Endpoints. Node j creates its worker at start and puts the worker's
  * address in the job's key-value store (`ucx.<j>`, hex, in chunks); a node
@@ -95,7 +95,7 @@ struct rndv_send;
 /* Work a thread hands to the worker: done at once when the lock is free
  * (and nothing queued before it could be overtaken), else queued for the
  * progress thread (hand_over). */
-enum handoff_kind { HANDOFF_FRAME, HANDOFF_PULL, HANDOFF_CANCEL, HANDOFF_FOREIGN };
+enum handoff_kind { HANDOFF_FRAME, HANDOFF_PULL, HANDOFF_CANCEL };
 
 struct handoff {
     struct cds_wfcq_node qnode;
@@ -165,7 +165,7 @@ struct ucx_peer {                   /* net_peer.transport; all under ucx.lock bu
 
 /* What a UCX callback recorded for the progress thread to act on with the
  * lock released. */
-enum event_kind { EV_FRAME, EV_PULL_DONE, EV_SEND_DONE, EV_FAILED, EV_BAD_FRAME, EV_FOREIGN };
+enum event_kind { EV_FRAME, EV_PULL_DONE, EV_SEND_DONE, EV_FAILED, EV_BAD_FRAME };
 
 struct event {
     struct event *next;
@@ -176,7 +176,6 @@ struct event {
     bool owned;                     /* data was copied (free, not ucp_am_data_release) */
     struct net_pull *pull;          /* EV_PULL_DONE */
     struct outgoing *sent;          /* EV_SEND_DONE */
-    struct completion *done;        /* EV_FOREIGN: a send to signal, or NULL */
     ucs_status_t status;
     const char *why;                /* EV_BAD_FRAME, EV_FAILED */
 };
@@ -451,13 +450,6 @@ struct cancel_request {
     struct completion *done;
 };
 
-/* Something for a node process of another job (see foreign_unreachable). */
-struct foreign_notice {
-    struct handoff handoff;
-    struct net_peer *peer;
-    struct completion *done;        /* a rendezvous send, completed once the peer is given up */
-};
-
 static void pull_received(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     (void)length;
@@ -535,12 +527,6 @@ static bool handoff_run(struct handoff *h)
         free(c);
         return work;
     }
-    case HANDOFF_FOREIGN: {
-        struct foreign_notice *n = caa_container_of(h, struct foreign_notice, handoff);
-        event_push(EV_FOREIGN, n->peer)->done = n->done;
-        free(n);
-        return true;
-    }
     }
     return false;
 }
@@ -587,23 +573,6 @@ static void handoffs_drain(void)
 
 /* ---- entries called by rank threads ---- */
 
-/* A node process of another job (net_peer_get: a port name, a rank
- * identity) is named by the TCP contact it listens on, and this module has
- * no way to it: the worker addresses it can reach are those of its own
- * job, in the job's key-value store. So what is sent to one is dropped,
- * and the progress thread gives the peer up (net_peer_lost returns for a
- * peer of another job and tells whoever waits for it: MPI_Comm_connect
- * fails with MPI_ERR_PORT saying why). Between jobs, --net tcp. */
-static void foreign_unreachable(struct net_peer *peer, struct completion *done)
-{
-    struct foreign_notice *n = malloc(sizeof *n);
-    if (n == NULL)
-        out_of_memory();
-    n->peer = peer;
-    n->done = done;
-    hand_over(&n->handoff, HANDOFF_FOREIGN, NULL);
-}
-
 /* The shortcut of send_eager, when the lock is free and no frame of ours
  * to the peer waits in the queue. */
 static bool send_eager_now(struct net_peer *peer, unsigned char *header, const void *data, size_t len)
@@ -619,10 +588,6 @@ static bool send_eager_now(struct net_peer *peer, unsigned char *header, const v
 static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env, const void *buf, int count,
                           MPI_Datatype type)
 {
-    if (peer->foreign) {
-        foreign_unreachable(peer, NULL);
-        return MPI_SUCCESS;
-    }
     struct wire_frame f = net_envelope_frame(WIRE_EAGER, env);
     f.payload_len = (uint32_t)env->bytes;
     if (type->contiguous) {
@@ -643,10 +608,6 @@ static int ucx_send_eager(struct net_peer *peer, const struct net_envelope *env,
 static int ucx_send_rendezvous(struct net_peer *peer, const struct net_envelope *env, const void *buf,
                                int count, MPI_Datatype type, struct completion *done)
 {
-    if (peer->foreign) {
-        foreign_unreachable(peer, done);
-        return MPI_SUCCESS;
-    }
     struct rndv_send *s = calloc(1, sizeof *s);
     if (s == NULL)
         return MPI_ERR_NO_MEM;
@@ -699,11 +660,6 @@ static void ucx_pull(struct net_pull *p, struct strand_request *req)
 
 static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *payload, size_t payload_len)
 {
-    if (peer->foreign) {
-        free(payload);
-        foreign_unreachable(peer, NULL);
-        return MPI_SUCCESS;
-    }
     struct wire_frame f = net_rma_frame(r, payload_len);
     struct outgoing *o = outgoing_new(peer, &f, 0);
     if (o == NULL) {
@@ -718,8 +674,6 @@ static int ucx_rma_send(struct net_peer *peer, const struct net_rma *r, void *pa
 
 static void ucx_cancel_send(struct net_peer *peer, struct completion *done)
 {
-    if (peer->foreign)
-        return;     /* (its send completed when the peer was given up) */
     struct cancel_request *c = malloc(sizeof *c);
     if (c == NULL)
         out_of_memory();
@@ -854,7 +808,7 @@ static bool peer_ended(struct net_peer *peer)
 }
 
 /* Every peer frames come from or go to is of this job (peers of other
- * jobs are refused, foreign_unreachable): losing one ends the job. */
+ * jobs go over tcp, net.c): losing one ends the job. */
 static _Noreturn void job_peer_lost(struct net_peer *peer, const char *what)
 {
     net_peer_lost_fatal(peer, what);
@@ -1023,12 +977,6 @@ static void event_run(struct event *ev)
         return;
     case EV_BAD_FRAME:
         malformed(ev->peer, ev->why);
-    case EV_FOREIGN:
-        net_peer_lost(ev->peer, "the UCX network module reaches the node processes of its own job only "
-                                "(connect jobs over --net tcp)");
-        if (ev->done != NULL)
-            completion_signal(ev->done);
-        return;
     }
 }
 

@@ -15,11 +15,28 @@
  * get under a shared lock), then MPI_Comm_disconnect; the server
  * unpublishes the name and closes the port.
  *
- *   dpm_jobs badport NAME MAX_S  MPI_Comm_connect to NAME fails with
+ *   dpm_jobs widen server|client WHERE
+ *                                only rank 0 of each job accepts or
+ *                                connects (MPI_COMM_SELF); the two merge,
+ *                                and MPI_Intercomm_create over that peer
+ *                                communicator joins the whole worlds, so
+ *                                node processes that took no part in the
+ *                                accept or connect are named to the other
+ *                                job: point-to-point between every pair and
+ *                                the intercommunicator collectives, checked
+ *   dpm_jobs badport NAME MAX_S [MARK]
+ *                                MPI_Comm_connect to NAME fails with
  *                                MPI_ERR_PORT (under MPI_ERRORS_RETURN,
- *                                MPI_COMM_NULL) within MAX_S seconds
+ *                                MPI_COMM_NULL) within MAX_S seconds;
+ *                                creates the file MARK just before
+ *                                connecting
  *   dpm_jobs closedport PATH     opens a port, writes its name to PATH,
  *                                closes it, waits for PATH.done
+ *   dpm_jobs dyingport PATH      opens a port, writes its name to PATH,
+ *                                never accepts: once PATH.connecting
+ *                                exists (a connector's MARK) and the
+ *                                request had half a second to arrive, its
+ *                                node process is killed (SIGKILL)
  *   dpm_jobs names SERVICE       publish/lookup/unpublish and their errors
  *                                through the name service (MPI_ERR_NAME,
  *                                MPI_ERR_SERVICE), on rank 0
@@ -47,6 +64,7 @@
  * " No Errors" when all of its job's checks passed. */
 #include <arpa/inet.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -251,25 +269,57 @@ static int constructor_checks(MPI_Comm inter, int g)
     return errs;
 }
 
-/* The two jobs meet: the accepting one's rank 0 opens the port (its
- * name into `port`) and makes it known at `where`, the other's learns it. */
-static MPI_Comm jobs_meet(int accepting, const char *where, char *port)
+/* The two jobs meet over `comm` (each job's): the accepting one's rank 0
+ * opens the port (its name into `port`) and makes it known at `where`,
+ * the other's learns it. */
+static MPI_Comm jobs_meet_over(MPI_Comm comm, int accepting, const char *where, char *port)
 {
     int rank;
     MPI_Comm inter;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(comm, &rank);
     if (accepting) {
         if (rank == 0) {
             MPI_Open_port(MPI_INFO_NULL, port);
             port_tell(where, port);
         }
-        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, comm, &inter);
     } else {
         if (rank == 0)
             port_learn(where, port);
-        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, comm, &inter);
     }
     return inter;
+}
+
+static MPI_Comm jobs_meet(int accepting, const char *where, char *port)
+{
+    return jobs_meet_over(MPI_COMM_WORLD, accepting, where, port);
+}
+
+/* Widen: see the header. */
+static int widen(const char *role, const char *where)
+{
+    int errs = 0, rank, server = strcmp(role, "server") == 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm first = MPI_COMM_NULL, pair = MPI_COMM_NULL, inter;
+    if (rank == 0) {
+        first = jobs_meet_over(MPI_COMM_SELF, server, where, port);
+        MPI_Intercomm_merge(first, !server, &pair);     /* the server's rank 0 first */
+    }
+    /* peer_comm and remote_leader count at the leaders only. */
+    MPI_Intercomm_create(MPI_COMM_WORLD, 0, rank == 0 ? pair : MPI_COMM_NULL, server ? 1 : 0, 77, &inter);
+    int g = server ? 0 : 1;
+    errs += pt2pt_checks(inter, g);
+    errs += inter_collectives_check(inter, g);
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0) {
+        MPI_Comm_disconnect(&pair);
+        MPI_Comm_disconnect(&first);
+        if (server)
+            MPI_Close_port(port);
+    }
+    return errs;
 }
 
 static int meet(const char *role, const char *where)
@@ -294,11 +344,14 @@ static int meet(const char *role, const char *where)
     return errs;
 }
 
-static int bad_port(const char *name, double max_s)
+static int bad_port(const char *name, double max_s, const char *mark)
 {
     int errs = 0;
     MPI_Comm c = MPI_COMM_WORLD;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    FILE *f = mark != NULL ? fopen(mark, "w") : NULL;
+    if (mark != NULL && (f == NULL || fclose(f) != 0))
+        return TU_FAIL_JOBS("cannot create the mark file");
     double t0 = now_s();
     int cls = error_class(MPI_Comm_connect((char *)name, MPI_INFO_NULL, 0, MPI_COMM_SELF, &c));
     double took = now_s() - t0;
@@ -308,6 +361,19 @@ static int bad_port(const char *name, double max_s)
     return errs;
 }
 
+/* Waits up to WAIT_S for the file `path`: true when it is there. */
+static bool file_appears(const char *path)
+{
+    struct stat st;
+    double give_up = now_s() + WAIT_S;
+    while (stat(path, &st) != 0)
+        if (now_s() > give_up)
+            return false;
+        else
+            usleep(20000);
+    return true;
+}
+
 static int closed_port(const char *path)
 {
     char port[MPI_MAX_PORT_NAME], done[4096];
@@ -315,11 +381,21 @@ static int closed_port(const char *path)
     MPI_Close_port(port);
     port_tell(path, port);
     snprintf(done, sizeof done, "%s.done", path + 5);
-    struct stat st;
-    double give_up = now_s() + WAIT_S;
-    while (stat(done, &st) != 0 && now_s() < give_up)
-        usleep(20000);
+    (void)file_appears(done);
     return 0;
+}
+
+static int dying_port(const char *path)
+{
+    char port[MPI_MAX_PORT_NAME], connecting[4096];
+    MPI_Open_port(MPI_INFO_NULL, port);
+    port_tell(path, port);
+    snprintf(connecting, sizeof connecting, "%s.connecting", path + 5);
+    if (!file_appears(connecting))
+        return TU_FAIL_JOBS("no connector came");
+    usleep(500000);
+    kill(getpid(), SIGKILL);
+    return TU_FAIL_JOBS("survived SIGKILL");
 }
 
 static int name_checks(const char *service)
@@ -461,12 +537,18 @@ int main(int argc, char **argv)
     if ((strcmp(mode, "server") == 0 || strcmp(mode, "client") == 0) && argc > 2 &&
         (strncmp(argv[2], "file:", 5) == 0 || strncmp(argv[2], "name:", 5) == 0)) {
         errs = meet(mode, argv[2]);
+    } else if (strcmp(mode, "widen") == 0 && argc > 3 &&
+               (strcmp(argv[2], "server") == 0 || strcmp(argv[2], "client") == 0)) {
+        errs = widen(argv[2], argv[3]);
     } else if (strcmp(mode, "badport") == 0 && argc > 3) {
         if (rank == 0)
-            errs = bad_port(argv[2], atof(argv[3]));
+            errs = bad_port(argv[2], atof(argv[3]), argc > 4 ? argv[4] : NULL);
     } else if (strcmp(mode, "closedport") == 0 && argc > 2 && strncmp(argv[2], "file:", 5) == 0) {
         if (rank == 0)
             errs = closed_port(argv[2]);
+    } else if (strcmp(mode, "dyingport") == 0 && argc > 2 && strncmp(argv[2], "file:", 5) == 0) {
+        if (rank == 0)
+            errs = dying_port(argv[2]);
     } else if (strcmp(mode, "names") == 0 && argc > 2) {
         if (rank == 0)
             errs = name_checks(argv[2]);
@@ -480,8 +562,8 @@ int main(int argc, char **argv)
             errs = no_name_server(argv[2]);
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, badport NAME MAX_S, "
-                            "closedport file:PATH, names|nonames SERVICE, join listen|connect PATH, "
+            fprintf(stderr, "usage: dpm_jobs server|client file:PATH|name:SERVICE, widen server|client WHERE, badport NAME MAX_S [MARK], "
+                            "closedport|dyingport file:PATH, names|nonames SERVICE, join listen|connect PATH, "
                             "survivor|aborter WHERE after|before|killed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

@@ -6,7 +6,12 @@
 # closed, refused and silent ports fail with MPI_ERR_PORT within their
 # bound; MPI_Comm_join between two processes; a job that aborts after
 # MPI_Comm_disconnect does not take the other down; MPI_UNIVERSE_SIZE from
-# the host list's slots. No process is left after any of them.
+# the host list's slots. Where UCX is built, jobs over --net ucx too (their
+# peers of other jobs go over tcp): with a job over tcp or another over
+# ucx, over UCX's shared memory only, by name, by join, a connector whose
+# port's process dies mid-connection, node processes named to the other
+# job only after the connect (MPI_Intercomm_create), and the failures
+# above. No process is left after any of them.
 . "$(dirname "$0")/lib.sh"
 
 prog="$builddir/tests/mpi/dpm_jobs"
@@ -36,14 +41,15 @@ expect_job() {
     [ "$3" -ne 0 ] || expect_in "$2" "^ No Errors$" "$4"
 }
 
-# pair NAME WHERE "SERVER MPIEXEC ARGS" "CLIENT MPIEXEC ARGS"
+# pair NAME WHERE "SERVER MPIEXEC ARGS" "CLIENT MPIEXEC ARGS" [MODE]: MODE
+# (dpm_jobs's, before server|client) none or widen.
 pair() {
-    local name=$1 where=$2 sargs=$3 cargs=$4 s c
+    local name=$1 where=$2 sargs=$3 cargs=$4 mode=${5:-} s c
     rm -f "$work/port"
     # shellcheck disable=SC2086
-    run_job "$name.server.log" $sargs "$prog" server "$where"; s=$last
+    run_job "$name.server.log" $sargs "$prog" $mode server "$where"; s=$last
     # shellcheck disable=SC2086
-    run_job "$name.client.log" $cargs "$prog" client "$where"; c=$last
+    run_job "$name.client.log" $cargs "$prog" $mode client "$where"; c=$last
     expect_job "$s" "$name.server.log" 0 "$name: server ($sargs)"
     expect_job "$c" "$name.client.log" 0 "$name: client ($cargs)"
     no_orphans "$name"
@@ -52,6 +58,24 @@ pair() {
 pair small "file:$work/port" "-n 3" "-n 4 --nodes 2"
 pair nodes "file:$work/port" "-n 5 --nodes 3" "-n 2 --nodes 2"
 pair wide "file:$work/port" "-n 64 --nodes 2" "-n 3"
+
+# Jobs over UCX (on the loopback device) meet jobs over tcp and each other.
+ucx=false
+if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
+    ucx=true
+    export UCX_NET_DEVICES=lo
+    pair ucx-server "file:$work/port" "--net ucx -n 5 --nodes 3" "-n 2 --nodes 2"
+    pair ucx-client "file:$work/port" "-n 3" "--net ucx -n 4 --nodes 2"
+    pair ucx-both "file:$work/port" "--net ucx -n 3 --nodes 2" "--net ucx -n 64 --nodes 2"
+    UCX_TLS=sm,self pair ucx-sm "file:$work/port" "--net ucx -n 4 --nodes 2" "--net ucx -n 3 --nodes 3"
+fi
+# Node processes that took no part in the accept or connect, named to the
+# other job later (MPI_Intercomm_create over the rank 0s' merged pair).
+pair widen "file:$work/port" "-n 4 --nodes 2" "-n 3 --nodes 3" widen
+if $ucx; then
+    pair widen-ucx "file:$work/port" "--net ucx -n 4 --nodes 2" "--net ucx -n 3 --nodes 3" widen
+    pair widen-mixed "file:$work/port" "-n 3 --nodes 3" "--net ucx -n 5 --nodes 2" widen
+fi
 
 # Names: mpiexec's own name service (one job over two node processes, a
 # job run without mpiexec: its node process's table), the standalone
@@ -68,6 +92,8 @@ expect_in ns.log "^127.0.0.1:[0-9]+$" "strand-nameserver prints its address"
 "$mpiexec" --nameserver "$ns" -n 2 "$prog" names "dpm jobs $$" >names3.log 2>&1
 expect_in names3.log "^ No Errors$" "names through strand-nameserver"
 pair named "name:dpm-jobs-$$" "--nameserver $ns -n 2 --nodes 2" "--nameserver $ns -n 3"
+! $ucx || pair named-ucx "name:dpm-jobs-ucx-$$" "--nameserver $ns --net ucx -n 2 --nodes 2" \
+    "--nameserver $ns --net ucx -n 3 --nodes 2"
 STRAND_NAMESERVER=$ns pair named-env "name:dpm-jobs-$$" "-n 1" "-n 2"
 # The example pair (examples/README.md): a server for two clients.
 rm -f "$work/example.log"
@@ -95,15 +121,25 @@ run_job closed.log -n 1 "$prog" closedport "file:$work/closed"; closer=$last
 for _ in $(seq 300); do [ -s "$work/closed" ] && break; sleep 0.1; done
 "$mpiexec" -n 2 "$prog" badport "$(cat "$work/closed")" 2 >bad3.log 2>&1
 expect_in bad3.log "^ No Errors$" "connect to a closed port of a live node process"
-# Over UCX a job reaches the node processes of its own job only: a connect
-# to another job fails at once with MPI_ERR_PORT (doc/limits.md).
-if grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null; then
-    UCX_NET_DEVICES=lo "$mpiexec" --net ucx -n 2 --nodes 2 "$prog" badport "$(cat "$work/closed")" 5 \
-        >bad-ucx.log 2>&1
-    expect_in bad-ucx.log "^ No Errors$" "connect from a job over UCX to another job"
+if $ucx; then
+    "$mpiexec" --net ucx -n 2 --nodes 2 "$prog" badport "$(cat "$work/closed")" 5 >bad-ucx.log 2>&1
+    expect_in bad-ucx.log "^ No Errors$" "connect from a job over UCX to a closed port"
 fi
 touch "$work/closed.done"
 expect_job "$closer" closed.log 0 "the process of the closed port"
+# The port's node process dies while a job over UCX (or tcp) waits in
+# MPI_Comm_connect: MPI_ERR_PORT, at once.
+dying() { # NAME CONNECTOR-MPIEXEC-ARGS
+    rm -f "$work/dying" "$work/dying.connecting"
+    run_job "$1-port.log" -n 2 "$prog" dyingport "file:$work/dying"; d=$last
+    for _ in $(seq 300); do [ -s "$work/dying" ] && break; sleep 0.1; done
+    # shellcheck disable=SC2086
+    "$mpiexec" $2 "$prog" badport "$(cat "$work/dying")" 5 "$work/dying.connecting" >"$1.log" 2>&1
+    expect_in "$1.log" "^ No Errors$" "$1: connect while the port's process dies"
+    expect_job "$d" "$1-port.log" 137 "$1: the dying port's process"
+}
+dying dying-tcp "-n 2 --nodes 2"
+! $ucx || dying dying-ucx "--net ucx -n 2 --nodes 2"
 if command -v python3 >/dev/null; then
     python3 -c '
 import socket, sys, time
@@ -135,23 +171,38 @@ run_job join1.log -n 2 "$prog" join listen "$work/join"; l=$last
 run_job join2.log -n 1 --nodes 1 "$prog" join connect "$work/join"; c=$last
 expect_job "$l" join1.log 0 "join: the listening side"
 expect_job "$c" join2.log 0 "join: the connecting side"
+if $ucx; then
+    rm -f "$work/join"
+    run_job join3.log --net ucx -n 2 --nodes 2 "$prog" join listen "$work/join"; l=$last
+    run_job join4.log --net ucx -n 3 --nodes 2 "$prog" join connect "$work/join"; c=$last
+    expect_job "$l" join3.log 0 "join over UCX: the listening side"
+    expect_job "$c" join4.log 0 "join over UCX: the connecting side"
+fi
 no_orphans join
 
 # Failures: after MPI_Comm_disconnect the jobs are independent (the
 # survivor ends normally after the other aborted); while connected, the
 # abort, or the death, of one ends the other with a message, no hang.
-isolation() { # WHEN SURVIVOR_STATUS ABORTER_STATUS MESSAGE
+isolation() { # WHEN SURVIVOR_STATUS ABORTER_STATUS MESSAGE [SURVIVOR-ARGS [ABORTER-ARGS]]
     rm -f "$work/iso"
-    run_job iso-s.log -n 2 "$prog" survivor "file:$work/iso" "$1"; s=$last
-    run_job iso-a.log -n 3 --nodes 2 "$prog" aborter "file:$work/iso" "$1"; a=$last
-    expect_job "$a" iso-a.log "$3" "isolation $1: the aborting job"
-    expect_job "$s" iso-s.log "$2" "isolation $1: the other job"
-    [ -z "$4" ] || expect_in iso-s.log "$4" "isolation $1: the other job's message"
+    # shellcheck disable=SC2086
+    run_job iso-s.log ${5:--n 2} "$prog" survivor "file:$work/iso" "$1"; s=$last
+    # shellcheck disable=SC2086
+    run_job iso-a.log ${6:--n 3 --nodes 2} "$prog" aborter "file:$work/iso" "$1"; a=$last
+    expect_job "$a" iso-a.log "$3" "isolation $1 ${5:-}: the aborting job"
+    expect_job "$s" iso-s.log "$2" "isolation $1 ${5:-}: the other job"
+    [ -z "$4" ] || expect_in iso-s.log "$4" "isolation $1 ${5:-}: the other job's message"
     no_orphans "isolation $1"
 }
+lost="lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
 isolation after 0 3 ""
-isolation before 1 3 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
-isolation killed 1 137 "lost node 0 of job [0-9a-f]+ .*, which a communicator here still reaches"
+isolation before 1 3 "$lost"
+isolation killed 1 137 "$lost"
+if $ucx; then
+    isolation after 0 3 "" "--net ucx -n 2 --nodes 2" "--net ucx -n 3 --nodes 2"
+    isolation killed 1 137 "$lost" "--net ucx -n 2 --nodes 2" "--net ucx -n 3 --nodes 2"
+    isolation before 1 3 "$lost" "--net ucx -n 3 --nodes 3" "-n 3 --nodes 2"
+fi
 
 # MPI_UNIVERSE_SIZE from the slots of the host list (-hosts H:N, a host
 # file's "H slots=N" and "H:N"; -usize wins; never below the job's size).
