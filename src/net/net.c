@@ -44,7 +44,9 @@ static char foreign_failed[400];    /* why it could not start, if it could not (
 static int reserved_port_fd = -1;
 /* Upcalls that touch state shared between frames (one-sided serving,
  * dynamic-process frames) run on one thread at a time: with a second
- * module there are two progress threads. */
+ * module there are two progress threads. Taken always, not only once the
+ * second module runs: an upcall of the first module may be under way
+ * when the second starts (uncontended, it costs a few ns per frame). */
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool active;                 /* several node processes of this job */
 static atomic_bool started;         /* the progress thread runs */
@@ -88,21 +90,6 @@ static bool two_modules(void)
     return f != NULL && f != ops;
 }
 
-/* Around an upcall that shares state across frames: serve_lock while two
- * modules run (whether taken, for serve_end). */
-static bool serve_begin(void)
-{
-    bool two = two_modules();
-    if (two)
-        pthread_mutex_lock(&serve_lock);
-    return two;
-}
-
-static void serve_end(bool locked)
-{
-    if (locked)
-        pthread_mutex_unlock(&serve_lock);
-}
 
 /* A waiting rank polls the tcp module for other jobs too while it runs
  * beside this job's: else every frame between jobs costs two wake-ups
@@ -1171,9 +1158,9 @@ const char *net_rma_arrived(struct net_peer *from, const struct wire_frame *f, c
         if (why != NULL)
             return why;
     }
-    bool locked = serve_begin();
+    pthread_mutex_lock(&serve_lock);
     rma_remote_serve(from, f, payload);
-    serve_end(locked);
+    pthread_mutex_unlock(&serve_lock);
     return NULL;
 }
 
@@ -1210,9 +1197,9 @@ void net_dpm_arrived(struct net_peer *from, const struct wire_frame *f, const un
         job_abort_frame(from, f);
         return;
     }
-    bool locked = serve_begin();
+    pthread_mutex_lock(&serve_lock);
     dpm_frame_arrived(from, f, payload);
-    serve_end(locked);
+    pthread_mutex_unlock(&serve_lock);
 }
 
 void net_peer_ended(struct net_peer *peer)
