@@ -56,7 +56,8 @@
 
 enum {
     READ_BUFFER_BYTES = 64 << 10,
-    DATA_FRAME_BYTES = 1 << 30,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
+    DATA_FRAME_BYTES = 1 << 20,         /* DATA frame of a contiguous buffer (STRAND_NET_DATA_FRAME) */
+    MAX_DATA_FRAME_BYTES = 1 << 30,     /* the most STRAND_NET_DATA_FRAME may ask for */
     STAGE_BYTES = 1 << 20,              /* a non-contiguous buffer is packed / unpacked this much at a time */
     CONNECT_RETRY_MS = 20,
     CLOSE_DRAIN_MS = 2000,              /* at the end, waiting for peers to close their ends */
@@ -1651,10 +1652,13 @@ static int tcp_init(const struct net_job *job, char *why, size_t why_len)
     const char *timeout = getenv("STRAND_NET_CONNECT_TIMEOUT");
     tcp.connect_timeout = timeout != NULL ? atof(timeout) : DEFAULT_CONNECT_TIMEOUT_S;
     pthread_mutex_init(&tcp.round, NULL);
-    /* Smaller DATA frames only to exercise messages of many frames in tests. */
+    /* 1 MiB frames: every frame of a long message starts with a prompt
+     * ACK from the receiver (ack_promptly), which keeps long streams from
+     * stalling on delayed ACKs (doc/performance.md §19). Tests set small
+     * frames to exercise messages of many frames. */
     const char *frame = getenv("STRAND_NET_DATA_FRAME");
     long long frame_bytes = frame != NULL ? atoll(frame) : DATA_FRAME_BYTES;
-    tcp.data_frame = frame_bytes >= 1 && frame_bytes <= DATA_FRAME_BYTES ? (size_t)frame_bytes : DATA_FRAME_BYTES;
+    tcp.data_frame = frame_bytes >= 1 && frame_bytes <= MAX_DATA_FRAME_BYTES ? (size_t)frame_bytes : DATA_FRAME_BYTES;
     timeout = getenv("STRAND_PORT_TIMEOUT");
     tcp.port_timeout = timeout != NULL ? atof(timeout) : DEFAULT_PORT_TIMEOUT_S;
     __cds_wfcq_init(&tcp.qhead, &tcp.qtail);
