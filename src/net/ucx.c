@@ -1234,27 +1234,39 @@ static bool shutdown_done(void)
     return done;
 }
 
-/* Under the lock, the progress thread or a polling rank: one round:
- * handed-over work, the worker's progress (until it is idle, at most
- * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
- * since), then the events its callbacks recorded, run outside them (their
- * upcalls may start UCX operations: `touched`). Returns true when events
- * ran. */
-static bool round_run(bool *drained)
+/* Under the lock: runs the events UCX's callbacks recorded, outside them
+ * (their upcalls may start UCX operations: `touched`). True when any ran. */
+static bool events_deliver(void)
 {
-    atomic_store(&ucx.kicked, false);
-    handoffs_drain();
-    if (!*drained || ucx.touched) {
-        int i = 0;
-        ucx.touched = false;
-        while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
-            i++;
-        *drained = i < PROGRESS_ROUNDS;
-    }
     struct event *ran = events_take();
     events_run(ran);
     events_release(ran);
     return ran != NULL;
+}
+
+/* Under the lock, the progress thread or a polling rank: one round:
+ * handed-over work, then the worker's progress (until it is idle, at most
+ * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
+ * since), delivering what each progress call read before the next call:
+ * a rank waiting for one frame gets it without a further call to find
+ * the worker idle (doc/performance.md §17). Returns true when events ran. */
+static bool round_run(bool *drained)
+{
+    atomic_store(&ucx.kicked, false);
+    handoffs_drain();
+    bool ran = false;
+    if (!*drained || ucx.touched) {
+        int i = 0;
+        ucx.touched = false;
+        for (; i < PROGRESS_ROUNDS; i++) {
+            bool busy = UCP(ucp_worker_progress)(ucx.worker) != 0;
+            ran |= events_deliver();
+            if (!busy)
+                break;
+        }
+        *drained = i < PROGRESS_ROUNDS;
+    }
+    return events_deliver() || ran;
 }
 
 /* Progress thread, the lock held, nothing left to do: chooses its sleep,
@@ -1375,13 +1387,14 @@ static bool poller_left_work(void)
 
 /* ---- setup and teardown (main thread) ---- */
 
-/* Whether UCX offers a transport that leaves this host (anything but
- * shared memory, self and device copies), read from its own description
- * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE").
- * Endpoints ask for peer-failure reports only then: UCX 1.13's
- * shared-memory transports do not provide them, and an endpoint that asks
- * for them gets no lane over shared memory. */
-static bool network_transport_present(void)
+/* What UCX offers between node processes, read from its own description
+ * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE"):
+ * transports that stay on this host only (shared memory, self, device
+ * copies), its tcp transport besides those, or a fabric transport (rc,
+ * dc, ud, ...). */
+enum offered_transports { LOCAL_ONLY, TCP_AND_LOCAL, FABRIC };
+
+static enum offered_transports transports_offered(void)
 {
     static const char *const local[] = { "self", "sysv", "posix", "cma", "knem", "xpmem", "mm",
                                          "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy", "rocm_ipc",
@@ -1390,10 +1403,10 @@ static bool network_transport_present(void)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL)
-        return true;
+        return FABRIC;
     UCP(ucp_context_print_info)(ucx.context, f);
     fclose(f);
-    bool network = false;
+    enum offered_transports offered = LOCAL_ONLY;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         char *tl = strstr(line, "resource") != NULL ? strstr(line, "-- ") : NULL;
@@ -1404,10 +1417,29 @@ static bool network_transport_present(void)
         bool is_local = false;
         for (int i = 0; local[i] != NULL; i++)
             is_local |= strlen(local[i]) == n && strncmp(tl, local[i], n) == 0;
-        network |= !is_local;
+        if (is_local)
+            continue;
+        bool is_tcp = n == 3 && strncmp(tl, "tcp", 3) == 0;
+        if (!is_tcp)
+            offered = FABRIC;
+        else if (offered == LOCAL_ONLY)
+            offered = TCP_AND_LOCAL;
     }
     free(text);
-    return network;
+    return offered;
+}
+
+/* Whether endpoints ask for peer-failure reports: only when a fabric
+ * transport is there. Asking for them costs a lane in UCX 1.13: its
+ * shared-memory transports do not give them (an endpoint asking gets no
+ * shared-memory lane), and its tcp transport then gets no zero-copy
+ * (rma_bw) lane, so large messages go as copied fragments (about 0.6 of
+ * the bandwidth, doc/performance.md §17). Without them a node process
+ * that dies is noticed by the launcher, which ends the job (mpiexec, and
+ * srun: doc/limits.md). */
+static ucp_err_handling_mode_t peer_failure_mode(void)
+{
+    return transports_offered() == FABRIC ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
 }
 
 static int fail(char *why, size_t why_len, const char *what, ucs_status_t status)
@@ -1449,7 +1481,7 @@ static int open_worker(char *why, size_t why_len)
     UCP(ucp_config_release)(config);
     if (status != UCS_OK)
         return fail(why, why_len, "UCX finds no usable transport (ucp_init)", status);
-    ucx.err_mode = network_transport_present() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    ucx.err_mode = peer_failure_mode();
     ucp_worker_params_t wp = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
         .thread_mode = UCS_THREAD_MODE_SERIALIZED,  /* ucx.lock serializes every call */
@@ -1534,11 +1566,14 @@ static void ucx_shutdown(void)
 static void ucx_close(void)
 {
     lite_lock(&ucx.lock);
-    /* Forced closing needs peer-failure handling on both sides (ucp.h);
-     * without it, a flushing close, bounded in time. */
+    /* Forced, whatever the error mode: every peer we talked with answered
+     * our BYE (or took too long), so nothing of ours is in flight, and a
+     * flushing close without peer-failure handling waited for UCX's
+     * endpoint timeout when the peer had closed first ("error during
+     * flush: Endpoint timeout", UCX 1.13 over tcp). */
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-        .flags = ucx.err_mode == UCP_ERR_HANDLING_MODE_PEER ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+        .flags = UCP_EP_CLOSE_FLAG_FORCE,
     };
     for (int j = 0; j < ucx.job->nnodes; j++) {
         struct ucx_peer *ps = &ucx.peers[j];
