@@ -1389,24 +1389,35 @@ static bool poller_left_work(void)
 
 /* What UCX offers between node processes, read from its own description
  * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE"):
- * transports that stay on this host only (shared memory, self, device
- * copies), its tcp transport besides those, or a fabric transport (rc,
- * dc, ud, ...). */
-enum offered_transports { LOCAL_ONLY, TCP_AND_LOCAL, FABRIC };
+ * a fabric transport (rc, dc, ud, ...), shared memory, its tcp transport
+ * (self and device copies reach no other process). */
+struct offered_transports {
+    bool fabric, shared_memory, tcp;
+};
 
-static enum offered_transports transports_offered(void)
+static bool transport_named(const char *tl, size_t n, const char *const *names)
 {
-    static const char *const local[] = { "self", "sysv", "posix", "cma", "knem", "xpmem", "mm",
-                                         "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy", "rocm_ipc",
-                                         "rocm_gdr", NULL };
+    for (int i = 0; names[i] != NULL; i++)
+        if (strlen(names[i]) == n && strncmp(tl, names[i], n) == 0)
+            return true;
+    return false;
+}
+
+static struct offered_transports transports_offered(void)
+{
+    static const char *const shared_memory[] = { "sysv", "posix", "cma", "knem", "xpmem", "mm", NULL };
+    static const char *const in_process[] = { "self", "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy",
+                                              "rocm_ipc", "rocm_gdr", NULL };
+    struct offered_transports offered = { 0 };
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    if (f == NULL)
-        return FABRIC;
+    if (f == NULL) {
+        offered.fabric = true;      /* unknown: keep the reports */
+        return offered;
+    }
     UCP(ucp_context_print_info)(ucx.context, f);
     fclose(f);
-    enum offered_transports offered = LOCAL_ONLY;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         char *tl = strstr(line, "resource") != NULL ? strstr(line, "-- ") : NULL;
@@ -1414,32 +1425,33 @@ static enum offered_transports transports_offered(void)
             continue;
         tl += 3;
         size_t n = strcspn(tl, "/");
-        bool is_local = false;
-        for (int i = 0; local[i] != NULL; i++)
-            is_local |= strlen(local[i]) == n && strncmp(tl, local[i], n) == 0;
-        if (is_local)
-            continue;
-        bool is_tcp = n == 3 && strncmp(tl, "tcp", 3) == 0;
-        if (!is_tcp)
-            offered = FABRIC;
-        else if (offered == LOCAL_ONLY)
-            offered = TCP_AND_LOCAL;
+        if (transport_named(tl, n, shared_memory))
+            offered.shared_memory = true;
+        else if (n == 3 && strncmp(tl, "tcp", 3) == 0)
+            offered.tcp = true;
+        else if (!transport_named(tl, n, in_process))
+            offered.fabric = true;
     }
     free(text);
     return offered;
 }
 
-/* Whether endpoints ask for peer-failure reports: only when a fabric
- * transport is there. Asking for them costs a lane in UCX 1.13: its
- * shared-memory transports do not give them (an endpoint asking gets no
- * shared-memory lane), and its tcp transport then gets no zero-copy
- * (rma_bw) lane, so large messages go as copied fragments (about 0.6 of
- * the bandwidth, doc/performance.md §17). Without them a node process
- * that dies is noticed by the launcher, which ends the job (mpiexec, and
- * srun: doc/limits.md). */
+/* Whether endpoints ask for peer-failure reports. Asking costs lanes in
+ * UCX 1.13: its shared-memory transports give no reports (an endpoint
+ * asking gets no shared-memory lane), and its tcp transport then gets no
+ * zero-copy (rma_bw) lane, so large messages go as copied fragments
+ * (about 0.6 of the bandwidth, doc/performance.md §17). They are asked
+ * for with a fabric transport, and with tcp next to shared memory: there
+ * the reports keep node processes of one host on tcp, whose wake-ups
+ * cross network namespaces (containers) where shared memory's do not
+ * (doc/limits.md). With tcp alone (UCX_TLS=tcp,self) or shared memory
+ * alone they are not: a node process that dies is then the launcher's to
+ * report (mpiexec ends the job). */
 static ucp_err_handling_mode_t peer_failure_mode(void)
 {
-    return transports_offered() == FABRIC ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    struct offered_transports offered = transports_offered();
+    bool reports = offered.fabric || (offered.tcp && offered.shared_memory);
+    return reports ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
 }
 
 static int fail(char *why, size_t why_len, const char *what, ucs_status_t status)
