@@ -1234,27 +1234,39 @@ static bool shutdown_done(void)
     return done;
 }
 
-/* Under the lock, the progress thread or a polling rank: one round:
- * handed-over work, the worker's progress (until it is idle, at most
- * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
- * since), then the events its callbacks recorded, run outside them (their
- * upcalls may start UCX operations: `touched`). Returns true when events
- * ran. */
-static bool round_run(bool *drained)
+/* Under the lock: runs the events UCX's callbacks recorded, outside them
+ * (their upcalls may start UCX operations: `touched`). True when any ran. */
+static bool events_deliver(void)
 {
-    atomic_store(&ucx.kicked, false);
-    handoffs_drain();
-    if (!*drained || ucx.touched) {
-        int i = 0;
-        ucx.touched = false;
-        while (i < PROGRESS_ROUNDS && UCP(ucp_worker_progress)(ucx.worker) != 0)
-            i++;
-        *drained = i < PROGRESS_ROUNDS;
-    }
     struct event *ran = events_take();
     events_run(ran);
     events_release(ran);
     return ran != NULL;
+}
+
+/* Under the lock, the progress thread or a polling rank: one round:
+ * handed-over work, then the worker's progress (until it is idle, at most
+ * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
+ * since), delivering what each progress call read before the next call:
+ * a rank waiting for one frame gets it without a further call to find
+ * the worker idle (doc/performance.md §17). Returns true when events ran. */
+static bool round_run(bool *drained)
+{
+    atomic_store(&ucx.kicked, false);
+    handoffs_drain();
+    bool ran = false;
+    if (!*drained || ucx.touched) {
+        int i = 0;
+        ucx.touched = false;
+        for (; i < PROGRESS_ROUNDS; i++) {
+            bool busy = UCP(ucp_worker_progress)(ucx.worker) != 0;
+            ran |= events_deliver();
+            if (!busy)
+                break;
+        }
+        *drained = i < PROGRESS_ROUNDS;
+    }
+    return events_deliver() || ran;
 }
 
 /* Progress thread, the lock held, nothing left to do: chooses its sleep,
@@ -1375,25 +1387,37 @@ static bool poller_left_work(void)
 
 /* ---- setup and teardown (main thread) ---- */
 
-/* Whether UCX offers a transport that leaves this host (anything but
- * shared memory, self and device copies), read from its own description
- * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE").
- * Endpoints ask for peer-failure reports only then: UCX 1.13's
- * shared-memory transports do not provide them, and an endpoint that asks
- * for them gets no lane over shared memory. */
-static bool network_transport_present(void)
+/* What UCX offers between node processes, read from its own description
+ * of the context's resources ("resource N : md M dev D flags -- TL/DEVICE"):
+ * a fabric transport (rc, dc, ud, ...), shared memory, its tcp transport
+ * (self and device copies reach no other process). */
+struct offered_transports {
+    bool fabric, shared_memory, tcp;
+};
+
+static bool transport_named(const char *tl, size_t n, const char *const *names)
 {
-    static const char *const local[] = { "self", "sysv", "posix", "cma", "knem", "xpmem", "mm",
-                                         "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy", "rocm_ipc",
-                                         "rocm_gdr", NULL };
+    for (int i = 0; names[i] != NULL; i++)
+        if (strlen(names[i]) == n && strncmp(tl, names[i], n) == 0)
+            return true;
+    return false;
+}
+
+static struct offered_transports transports_offered(void)
+{
+    static const char *const shared_memory[] = { "sysv", "posix", "cma", "knem", "xpmem", "mm", NULL };
+    static const char *const in_process[] = { "self", "cuda_copy", "cuda_ipc", "gdr_copy", "rocm_copy",
+                                              "rocm_ipc", "rocm_gdr", NULL };
+    struct offered_transports offered = { 0 };
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    if (f == NULL)
-        return true;
+    if (f == NULL) {
+        offered.fabric = true;      /* unknown: keep the reports */
+        return offered;
+    }
     UCP(ucp_context_print_info)(ucx.context, f);
     fclose(f);
-    bool network = false;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         char *tl = strstr(line, "resource") != NULL ? strstr(line, "-- ") : NULL;
@@ -1401,13 +1425,33 @@ static bool network_transport_present(void)
             continue;
         tl += 3;
         size_t n = strcspn(tl, "/");
-        bool is_local = false;
-        for (int i = 0; local[i] != NULL; i++)
-            is_local |= strlen(local[i]) == n && strncmp(tl, local[i], n) == 0;
-        network |= !is_local;
+        if (transport_named(tl, n, shared_memory))
+            offered.shared_memory = true;
+        else if (n == 3 && strncmp(tl, "tcp", 3) == 0)
+            offered.tcp = true;
+        else if (!transport_named(tl, n, in_process))
+            offered.fabric = true;
     }
     free(text);
-    return network;
+    return offered;
+}
+
+/* Whether endpoints ask for peer-failure reports. Asking costs lanes in
+ * UCX 1.13: its shared-memory transports give no reports (an endpoint
+ * asking gets no shared-memory lane), and its tcp transport then gets no
+ * zero-copy (rma_bw) lane, so large messages go as copied fragments
+ * (about 0.6 of the bandwidth, doc/performance.md §17). They are asked
+ * for with a fabric transport, and with tcp next to shared memory: there
+ * the reports keep node processes of one host on tcp, whose wake-ups
+ * cross network namespaces (containers) where shared memory's do not
+ * (doc/limits.md). With tcp alone (UCX_TLS=tcp,self) or shared memory
+ * alone they are not: a node process that dies is then the launcher's to
+ * report (mpiexec ends the job). */
+static ucp_err_handling_mode_t peer_failure_mode(void)
+{
+    struct offered_transports offered = transports_offered();
+    bool reports = offered.fabric || (offered.tcp && offered.shared_memory);
+    return reports ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
 }
 
 static int fail(char *why, size_t why_len, const char *what, ucs_status_t status)
@@ -1449,7 +1493,7 @@ static int open_worker(char *why, size_t why_len)
     UCP(ucp_config_release)(config);
     if (status != UCS_OK)
         return fail(why, why_len, "UCX finds no usable transport (ucp_init)", status);
-    ucx.err_mode = network_transport_present() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    ucx.err_mode = peer_failure_mode();
     ucp_worker_params_t wp = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
         .thread_mode = UCS_THREAD_MODE_SERIALIZED,  /* ucx.lock serializes every call */
@@ -1534,11 +1578,14 @@ static void ucx_shutdown(void)
 static void ucx_close(void)
 {
     lite_lock(&ucx.lock);
-    /* Forced closing needs peer-failure handling on both sides (ucp.h);
-     * without it, a flushing close, bounded in time. */
+    /* Forced, whatever the error mode: every peer we talked with answered
+     * our BYE (or took too long), so nothing of ours is in flight, and a
+     * flushing close without peer-failure handling waited for UCX's
+     * endpoint timeout when the peer had closed first ("error during
+     * flush: Endpoint timeout", UCX 1.13 over tcp). */
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-        .flags = ucx.err_mode == UCP_ERR_HANDLING_MODE_PEER ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+        .flags = UCP_EP_CLOSE_FLAG_FORCE,
     };
     for (int j = 0; j < ucx.job->nnodes; j++) {
         struct ucx_peer *ps = &ucx.peers[j];
