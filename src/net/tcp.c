@@ -68,6 +68,7 @@ enum {
     QUICKACK_FRAME_BYTES = 512 << 10,   /* DATA frames acknowledged at once from this size (ack_promptly) */
     RCVLOWAT_BYTES = 512 << 10,         /* most a reader waits to have queued in a DATA frame (rcvlowat_begin) */
     RCVLOWAT_MIN_BYTES = 32 << 10,      /* a smaller mark is not worth its system call */
+    RCVLOWAT_TAIL_BYTES = 128 << 10,    /* the end of a frame is read as it arrives (rcvlowat_wanted) */
     EPOLL_EVERY_POLLS = 16,             /* one connection: a poller asks epoll this seldom (tcp_poll) */
 };
 
@@ -1290,14 +1291,15 @@ static void ack_promptly(struct conn *c)
 /* A large DATA payload streams in: have epoll report the socket only once
  * a good part of it is queued, so that it arrives in a few large recvs
  * rather than in one wake-up and one system call per few segments. The
- * mark follows what is left of the frame as it comes in (rcvlowat_wanted)
- * and is reset to 1 at its end (rcvlowat_end). Linux clamps the receive
- * window to the mark for good when the buffer space the mark needs
- * exceeds the socket's receive buffer (tcp_set_rcvlowat): a 1 MiB mark
- * then stalled a 1 MiB ping-pong. A mark of at most a quarter of the
- * buffer, read at each frame, never needs that, and the window always
- * lets more than the mark in, so the sender never waits on a reader that
- * waits on it (epoll also reports a socket whose window is closing). */
+ * mark follows what is left of the frame as it comes in, less a tail read
+ * as it arrives (rcvlowat_wanted), and is 1 again at its end
+ * (rcvlowat_end). Linux clamps the receive window to the mark for good
+ * when the buffer space the mark needs exceeds the socket's receive
+ * buffer (tcp_set_rcvlowat): a 1 MiB mark then stalled a 1 MiB ping-pong.
+ * A mark of at most a quarter of the buffer, read at each frame, never
+ * needs that, and the window always lets more than the mark in, so the
+ * sender never waits on a reader that waits on it (epoll also reports a
+ * socket whose window is closing). */
 static void rcvlowat_set(struct conn *c, int bytes)
 {
     if (bytes < 1)
@@ -1308,16 +1310,19 @@ static void rcvlowat_set(struct conn *c, int bytes)
     c->lowat = bytes;
 }
 
-/* The rest of the frame, up to the cap: with the mark at half of the
- * rest, so that the last copy (which no arrival overlaps) stays small, a
- * stream of 1 MiB frames lost 6-10 % and a ping-pong gained nothing
- * (doc/performance.md §20). */
+/* All of the rest of the frame but its last RCVLOWAT_TAIL_BYTES, up to
+ * the cap; the tail then comes in as it arrives. What the reader copies
+ * after the last byte arrived is what a single message waits for: with
+ * the whole rest as the mark that was up to half a frame, and a 1 MiB
+ * ping-pong lost 7-18 %; with half of the rest, streams woke the reader
+ * more often and lost 5-13 % (doc/performance.md §20). */
 static int rcvlowat_wanted(const struct conn *c)
 {
-    size_t left = c->frame.payload_len - c->pgot;
-    if (left < RCVLOWAT_MIN_BYTES)
+    size_t rest = c->frame.payload_len - c->pgot;
+    size_t want = rest > RCVLOWAT_TAIL_BYTES ? rest - RCVLOWAT_TAIL_BYTES : 0;
+    if (want < RCVLOWAT_MIN_BYTES)
         return 1;
-    return left < (size_t)c->lowat_cap ? (int)left : c->lowat_cap;
+    return want < (size_t)c->lowat_cap ? (int)want : c->lowat_cap;
 }
 
 /* A large DATA frame starts: how high its mark may go (0: not raised). */
