@@ -68,7 +68,6 @@ enum {
     QUICKACK_FRAME_BYTES = 512 << 10,   /* DATA frames acknowledged at once from this size (ack_promptly) */
     RCVLOWAT_BYTES = 512 << 10,         /* most a reader waits to have queued in a DATA frame (rcvlowat_begin) */
     RCVLOWAT_MIN_BYTES = 32 << 10,      /* a smaller mark is not worth its system call */
-    RCVLOWAT_TAIL_BYTES = 128 << 10,    /* the end of a frame is read as it arrives (rcvlowat_wanted) */
     EPOLL_EVERY_POLLS = 16,             /* one connection: a poller asks epoll this seldom (tcp_poll) */
 };
 
@@ -169,6 +168,8 @@ struct peer_state {                 /* net_peer.transport */
     double retry_at;                /* connect refused: try again then (0: not waiting) */
     double give_up_at;
     bool gone;                      /* it ended cleanly: messages to it are dropped */
+    size_t pulled_bytes;            /* progress rounds: what our CTSs asked of it, its DATA
+                                       frames not yet begun (rcvlowat_begin) */
     struct peer_state *retry_next;  /* progress thread: peers waiting to connect again */
     bool in_retry_list;
 };
@@ -909,6 +910,7 @@ static void dispatch(struct op *op)
         struct wire_frame f = { .type = WIRE_CTS, .a = p->id.sender_cookie, .b = cookie_insert(&tcp.pulls, p),
                                 .c = p->want };
         wire_encode_header(op->header, &f);
+        ps->pulled_bytes += p->want;
         op->kind = OP_FRAME;
     }
     if ((ps->out == NULL || ps->out->state == CONN_CLOSED) && !connect_peer(op->peer)) {
@@ -1082,6 +1084,8 @@ static void data_begin(struct conn *c, const struct wire_frame *f)
         protocol_error(c, "DATA for an unknown pull");
     if (f->b != p->got || f->payload_len > p->want - p->got || (f->payload_len == 0 && p->want > 0))
         protocol_error(c, "DATA frame out of place or beyond what was asked");
+    struct peer_state *ps = peer_state_of(c->peer);
+    ps->pulled_bytes -= f->payload_len < ps->pulled_bytes ? f->payload_len : ps->pulled_bytes;
     struct strand_request *req = p->req;
     c->pdst = NULL;
     if (req->type->contiguous) {
@@ -1288,12 +1292,14 @@ static void ack_promptly(struct conn *c)
     setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
-/* A large DATA payload streams in: have epoll report the socket only once
- * a good part of it is queued, so that it arrives in a few large recvs
- * rather than in one wake-up and one system call per few segments. The
- * mark follows what is left of the frame as it comes in, less a tail read
- * as it arrives (rcvlowat_wanted), and is 1 again at its end
- * (rcvlowat_end). Linux clamps the receive window to the mark for good
+/* A large DATA payload streams in while more DATA is due from the same
+ * peer: have epoll report the socket only once a good part of it is
+ * queued, so that it arrives in a few large recvs rather than in one
+ * wake-up and one system call per few segments. The mark follows what is
+ * left of the frame as it comes in (rcvlowat_wanted), and is 1 again at
+ * its end (rcvlowat_end). The last frame due is read as it arrives
+ * (rcvlowat_begin): the mark costs a message what the reader copies after
+ * its last byte is in. Linux clamps the receive window to the mark for good
  * when the buffer space the mark needs exceeds the socket's receive
  * buffer (tcp_set_rcvlowat): a 1 MiB mark then stalled a 1 MiB ping-pong.
  * A mark of at most a quarter of the buffer, read at each frame, never
@@ -1310,28 +1316,28 @@ static void rcvlowat_set(struct conn *c, int bytes)
     c->lowat = bytes;
 }
 
-/* All of the rest of the frame but its last RCVLOWAT_TAIL_BYTES, up to
- * the cap; the tail then comes in as it arrives. What the reader copies
- * after the last byte arrived is what a single message waits for: with
- * the whole rest as the mark that was up to half a frame, and a 1 MiB
- * ping-pong lost 7-18 %; with half of the rest, streams woke the reader
- * more often and lost 5-13 % (doc/performance.md §20). */
+/* All of the rest of the frame, up to the cap. (Half of the rest woke
+ * the reader more often and lost streams 5-13 %, doc/performance.md §20.) */
 static int rcvlowat_wanted(const struct conn *c)
 {
     size_t rest = c->frame.payload_len - c->pgot;
-    size_t want = rest > RCVLOWAT_TAIL_BYTES ? rest - RCVLOWAT_TAIL_BYTES : 0;
-    if (want < RCVLOWAT_MIN_BYTES)
+    if (rest < RCVLOWAT_MIN_BYTES)
         return 1;
-    return want < (size_t)c->lowat_cap ? (int)want : c->lowat_cap;
+    return rest < (size_t)c->lowat_cap ? (int)rest : c->lowat_cap;
 }
 
-/* A large DATA frame starts: how high its mark may go (0: not raised). */
+/* A large DATA frame starts: how high its mark may go (0: not raised).
+ * Not at all when no more DATA is due from the peer after it: a single
+ * message, or the last of a stream, waits for whatever the reader has
+ * still to copy once the last byte is in, and with the mark that was up
+ * to half a frame (a 1 MiB ping-pong lost 7-20 %, §20a). */
 static void rcvlowat_begin(struct conn *c)
 {
+    c->lowat_cap = 0;
     int rcvbuf = 0;
     socklen_t len = sizeof rcvbuf;
-    c->lowat_cap = 0;
-    if (tcp.rcvlowat > 1 && getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len) == 0)
+    if (tcp.rcvlowat > 1 && peer_state_of(c->peer)->pulled_bytes > 0
+        && getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len) == 0)
         c->lowat_cap = rcvbuf / 4 < tcp.rcvlowat ? rcvbuf / 4 : tcp.rcvlowat;
 }
 
