@@ -1247,24 +1247,29 @@ static bool events_deliver(void)
 /* Under the lock, the progress thread or a polling rank: one round:
  * handed-over work, then the worker's progress (until it is idle, at most
  * PROGRESS_ROUNDS calls, or none when it was *drained and nothing started
- * since), delivering what each progress call read before the next call:
- * a rank waiting for one frame gets it without a further call to find
- * the worker idle (doc/performance.md §17). Returns true when events ran. */
-static bool round_run(bool *drained)
+ * since), delivering what each progress call read before the next call
+ * (doc/performance.md §17). A polling rank (`poller`) stops at the first
+ * call that delivered something and started nothing (no pull handed over,
+ * no request left to UCX): it may be what the rank waits for, and a
+ * further call only to find the worker idle cost every small message a
+ * system call (§21); the worker is then not *drained. What a delivery
+ * started (a rendezvous pull) is progressed in the same round, as
+ * before. Returns true when events ran. */
+static bool round_run(bool *drained, bool poller)
 {
     atomic_store(&ucx.kicked, false);
     handoffs_drain();
     bool ran = false;
     if (!*drained || ucx.touched) {
-        int i = 0;
+        bool idle = false;
         ucx.touched = false;
-        for (; i < PROGRESS_ROUNDS; i++) {
-            bool busy = UCP(ucp_worker_progress)(ucx.worker) != 0;
+        for (int i = 0; i < PROGRESS_ROUNDS && !idle; i++) {
+            idle = UCP(ucp_worker_progress)(ucx.worker) == 0;
             ran |= events_deliver();
-            if (!busy)
+            if (poller && ran && !ucx.touched && cds_wfcq_empty(&ucx.qhead, &ucx.qtail))
                 break;
         }
-        *drained = i < PROGRESS_ROUNDS;
+        *drained = idle;
     }
     return events_deliver() || ran;
 }
@@ -1322,7 +1327,7 @@ static bool ucx_progress(int timeout_ms)
     bool drained = false;           /* the worker was progressed until idle, and nothing started since */
     lite_lock(&ucx.lock);
     for (;;) {
-        if (round_run(&drained))
+        if (round_run(&drained, false))
             continue;
         int wait_ms = timeout_ms;
         ucx.resolve_started = false;
@@ -1359,7 +1364,7 @@ static void ucx_poll(void)
     if (!lite_trylock(&ucx.lock))
         return;
     bool drained = false;
-    if (round_run(&drained))
+    if (round_run(&drained, true))
         handoffs_drain();
     unlock_and_kick(ucx.touched || !drained || ucx.events != NULL);
 }
