@@ -22,7 +22,9 @@
  * the data, and publish `head` once at the end (lane_consumed).
  *
  * A slot is its `seq` word, the message whose bytes it holds, and its
- * header's `bytes`. A slot that holds a message's later data (not its
+ * header's `bytes`. The protocol does not depend on a slot's size (32
+ * bytes in lane.h, so two slots share a cache line): only the sizes in
+ * slots matter, and the patterns below cover 1..KMAX of them. A slot that holds a message's later data (not its
  * header) has a `seq` word made of data bytes: any value (WILD), which
  * a consumer polling it could take for a published message.
  *
