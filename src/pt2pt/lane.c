@@ -33,6 +33,16 @@ static bool lane_wait_room(struct lane *l, uint64_t end)
     return false;
 }
 
+/* Asks for the lines of the `n` slots from position `first` (which do not
+ * wrap past the ring's end: those are skipped), one prefetch per line. */
+static inline void prefetch_slots_for_write(struct lane *l, uint64_t first, uint64_t n)
+{
+    uint64_t at = first % LANE_SLOTS, end = at + n < LANE_SLOTS ? at + n : LANE_SLOTS;
+    const char *p = (const char *)&l->slots[at], *stop = (const char *)&l->slots[end];
+    for (p = (const char *)((uintptr_t)p & ~(uintptr_t)63); p < stop; p += 64)
+        prefetch_for_write(p);
+}
+
 /* `may_wait`: the receiver is another rank (not the caller itself). */
 static inline bool lane_put(struct lane *l, const struct message *m, bool may_wait)
 {
@@ -69,8 +79,7 @@ static inline bool lane_put(struct lane *l, const struct message *m, bool may_wa
      * receiver polls that one), nor for slots the receiver may still be
      * reading (past room_end). */
     if (start + 2 * k < l->room_end)
-        for (uint64_t i = 1; i <= k; i++)
-            prefetch_for_write(lane_slot_at(l, start + k + i));
+        prefetch_slots_for_write(l, start + k + 1, k);
     return true;
 }
 

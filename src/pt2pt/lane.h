@@ -1,6 +1,6 @@
 /* Lanes: small messages between two local ranks without the receiver's lock.
  *
- * A lane is a ring of 64-byte slots from one sending rank to one receiving
+ * A lane is a ring of 32-byte slots from one sending rank to one receiving
  * rank. The sender (the producer; the threads of an MPI_THREAD_MULTIPLE
  * sender take the lane's producer lock) writes a message's envelope and
  * data into consecutive slots and publishes it with one release store of
@@ -39,10 +39,13 @@
 #include "pt2pt.h"
 
 /* Largest message that travels in a lane (bytes). */
-enum { LANE_MAX_BYTES = 1000 };
+enum { LANE_MAX_BYTES = 1024 };
 
-/* 16 KiB: a window of 64 messages of up to 200 bytes, or 15 of 1000. */
-enum { LANE_SLOTS = 256, LANE_SLOT_BYTES = 64 };
+/* Slots of half a cache line: a message of up to 8 bytes takes one, so two
+ * of them share a line (the receiver of a stream pulls one line per two
+ * messages), and a message of 64 bytes takes three (1.5 lines, not 2).
+ * 32 KiB: 1023 messages of up to 8 bytes, 341 of 64, 31 of 1024. */
+enum { LANE_SLOTS = 1024, LANE_SLOT_BYTES = 32 };
 enum { LANE_SKIP = UINT32_MAX };
 
 struct lane_header {
@@ -54,7 +57,7 @@ struct lane_header {
 };
 
 enum { LANE_HEADER_BYTES = sizeof(struct lane_header) };
-_Static_assert(LANE_HEADER_BYTES == 24, "the header leaves 40 bytes of data in the first slot");
+_Static_assert(LANE_HEADER_BYTES == 24, "the header leaves 8 bytes of data in the first slot");
 _Static_assert((LANE_HEADER_BYTES + LANE_MAX_BYTES + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES + 1 <= LANE_SLOTS / 2,
                "a largest message and its successor slot fit twice in a ring");
 

@@ -208,24 +208,28 @@ static void unexpected_append_eager(struct mailbox *mb, const struct message *m)
 /* ---- lanes (lane.h): the consumer's side, under the mailbox lock ---- */
 
 /* One message from a lane, matched into the posted queue or queued
- * unexpected (eager). True when a blocked prober must be woken. */
-static bool match_eager(struct mailbox *mb, const struct message *m)
+ * unexpected (eager). Returns the receive it completed, or NULL; sets
+ * `*wake` when a blocked prober must be woken. */
+static struct strand_request *match_eager(struct mailbox *mb, const struct message *m, bool *wake)
 {
     struct strand_request *req = posted_take_match(mb, m);
     if (req != NULL) {
         deliver_to_posted(req, m);
-        return false;
+        return req;
     }
     unexpected_append_eager(mb, m);
-    return mb->probers > 0;
+    *wake |= mb->probers > 0;
+    return NULL;
 }
 
-static bool lane_drain(struct mailbox *mb, struct lane *l)
+/* Takes the lane's messages in order; stops after the one that completes
+ * `until` (if not NULL), and then returns true. */
+static bool lane_drain(struct mailbox *mb, struct lane *l, const struct strand_request *until, bool *wake)
 {
     uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed), first = head;
-    bool wake = false;
+    bool reached = false;
     union lane_slot *s;
-    while ((s = lane_message_at(l, &head)) != NULL) {
+    while (!reached && (s = lane_message_at(l, &head)) != NULL) {
         struct message m = {
             .context_id = s->header.context_id,
             .source = s->header.source,
@@ -235,12 +239,13 @@ static bool lane_drain(struct mailbox *mb, struct lane *l)
             .type = MPI_BYTE,
             .bytes = s->header.bytes,
         };
-        wake |= match_eager(mb, &m);
+        struct strand_request *completed = match_eager(mb, &m, wake);
+        reached = until != NULL && completed == until;
         head += lane_slots_for(s->header.bytes);
     }
     if (head != first)
         lane_consumed(l, head);
-    return wake;
+    return reached;
 }
 
 /* Whether a lane into `mb` has a message waiting (a hint, lock-free). */
@@ -253,15 +258,22 @@ static bool lanes_pending(struct mailbox *mb)
     return false;
 }
 
-/* Matches every waiting lane message into the mailbox; true when a
- * blocked prober must be woken. */
-static bool lanes_drain(struct mailbox *mb)
+/* Matches waiting lane messages into the mailbox: all of them, or (with
+ * `until`) up to the one that completes that receive, leaving the rest in
+ * their lanes. True when a blocked prober must be woken. */
+static bool lanes_drain_until(struct mailbox *mb, const struct strand_request *until)
 {
     int n = atomic_load_explicit(&mb->nlanes, memory_order_relaxed);
     bool wake = false;
     for (int i = 0; i < n; i++)
-        wake |= lane_drain(mb, mb->lanes[i]);
+        if (lane_drain(mb, mb->lanes[i], until, &wake))
+            break;
     return wake;
+}
+
+static bool lanes_drain(struct mailbox *mb)
+{
+    return lanes_drain_until(mb, NULL);
 }
 
 void pt2pt_progress(struct rank *self)
@@ -358,10 +370,13 @@ bool mailbox_post_receive(struct rank *self, struct strand_request *req)
     if (env == NULL) {
         /* Posted first, then the lanes drained: what waits in them arrived
          * after every unexpected message, and matches the posted receives
-         * in post order as it would have at the next wait. Draining here
-         * keeps the lanes flowing while a receiver posts many receives. */
+         * in post order as it would have at the next wait. Draining up to
+         * this receive's message keeps the lanes flowing while a receiver
+         * posts many receives, and leaves the messages behind it in their
+         * lanes for the receives that follow: each is then copied once,
+         * straight into its receive, not into an unexpected envelope first. */
         posted_append(mb, req);
-        bool wake = lanes_pending(mb) && lanes_drain(mb);
+        bool wake = lanes_pending(mb) && lanes_drain_until(mb, req);
         mailbox_unlock(self, biased);
         if (wake)
             rank_wake(self);

@@ -5,9 +5,12 @@
  * MPI_THREAD_MULTIPLE sender take the lane's producer lock, so they act
  * as one producer), the consumer C (whoever holds the receiver's mailbox
  * lock and drains: model_mailbox.c shows that these are serialized and
- * that what they drain is matched in order), and T, which ends the
+ * that what they drain is matched in order), T, which ends the
  * producer's wait for room at any moment (the wait is 2000 polls long: a
- * timing the model does not know).
+ * timing the model does not know), and M, which stops a drain after any
+ * message it copied (a receive being posted drains only up to the message
+ * that completes it, mailbox_post_receive: which message that is depends
+ * on tags the model does not know).
  *
  * The producer sends MSGS messages, each of 1..KMAX slots (the patterns
  * are explored one by one: every sequence of sizes). For each it mirrors
@@ -22,7 +25,9 @@
  * the data, and publish `head` once at the end (lane_consumed).
  *
  * A slot is its `seq` word, the message whose bytes it holds, and its
- * header's `bytes`. A slot that holds a message's later data (not its
+ * header's `bytes`. The protocol does not depend on a slot's size (32
+ * bytes in lane.h, so two slots share a cache line): only the sizes in
+ * slots matter, and the patterns below cover 1..KMAX of them. A slot that holds a message's later data (not its
  * header) has a `seq` word made of data bytes: any value (WILD), which
  * a consumer polling it could take for a published message.
  *
@@ -47,7 +52,7 @@
 
 #include "models.h"
 
-enum { P_PRODUCER, P_CONSUMER, P_TIMER, NPROC };
+enum { P_PRODUCER, P_CONSUMER, P_TIMER, P_MATCHED, NPROC };
 enum { RING_MAX = 8, MSGS_MAX = 8, WILD = 0xff, SKIP = 0xff };
 
 enum producer_pc {
@@ -331,6 +336,13 @@ static bool lane_step(void *sv, int p)
             return false;
         s->stalled_head = (uint8_t)(s->head + 1);
         s->ppc = PR_MAILBOX;
+        return true;
+    }
+    if (p == P_MATCHED) {
+        /* lanes_drain_until: the receive being posted got its message */
+        if (s->cpc != CO_POLL || s->chead == s->cfirst)
+            return false;
+        s->cpc = CO_END;
         return true;
     }
     return p == P_PRODUCER ? producer_step(s) : consumer_step(s);
