@@ -647,14 +647,14 @@ uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader)
     return comm_leader_gather_max(local, leader, context_id_propose_global());
 }
 
-uint32_t comm_leader_gather_max(struct strand_comm *local, int leader, uint32_t proposal)
+uint32_t comm_leader_gather_max(struct strand_comm *local, int leader, uint32_t value)
 {
     uint32_t context = local->core->context_id + 1;
     struct strand_request r;
     if (local->rank != leader) {
-        pt2pt_isend_internal(&r, local, context, &proposal, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
+        pt2pt_isend_internal(&r, local, context, &value, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
         pt2pt_wait_internal(&r);
-        return proposal;
+        return value;
     }
     for (int i = 0; i < local->core->size; i++) {
         uint32_t theirs;
@@ -662,10 +662,10 @@ uint32_t comm_leader_gather_max(struct strand_comm *local, int leader, uint32_t 
             continue;
         pt2pt_irecv_internal(&r, local, context, &theirs, 1, MPI_UINT32_T, i, COMM_TAG_GATHER);
         pt2pt_wait_internal(&r);
-        if (theirs > proposal)
-            proposal = theirs;
+        if (theirs > value)
+            value = theirs;
     }
-    return proposal;
+    return value;
 }
 
 void comm_leader_spread(struct strand_comm *local, int leader, int *ints, int nints, struct bytes_out *bytes)
