@@ -271,8 +271,10 @@ struct comm_core *comm_shared_core_take(uint32_t id, struct rank **group0, int s
  * library-internal messages on the collective context of `local` (an
  * intracommunicator, or comm_local_view of an intercommunicator's own
  * group); every member calls them, `leader` is one of them. */
-/* Every member proposes a context id; the leader gets the highest of
- * all, the others their own. */
+/* Every member gives a value; the leader gets the highest of all, the
+ * others their own. */
+uint32_t comm_leader_gather_max(struct strand_comm *local, int leader, uint32_t mine);
+/* The same for every member's context id proposal. */
 uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader);
 /* The leader's `nints` ints and `bytes` reach every member: a member's
  * `ints` and `bytes` (malloc'd, freed by the caller) are filled. */
@@ -310,5 +312,39 @@ void context_id_free(uint32_t id);
 #define CONTEXT_ID_GLOBAL_BASE 0x40000000u
 uint32_t context_id_propose_global(void);
 void context_id_seen_global(uint32_t id);
+
+/* Two constructions over different communicators can agree on the same
+ * id at the same moment (proposals of different node processes coincide;
+ * ranks are threads, so this needs no MPI_THREAD_MULTIPLE). Before using
+ * an agreed id, each participant claims it in its own node process; the
+ * construction keeps it only if every participant's claim succeeded,
+ * otherwise all settle without keeping and agree again on higher ids.
+ *
+ * A construction is named by a claimant that every participant of it
+ * in one node process passes alike and no concurrent construction does:
+ * the parent's `comm_context` for the constructors of construct.c, the
+ * side-0 leader's identity and connection number for
+ * MPI_Intercomm_create.
+ *
+ * context_id_claim_global: true when `id` is unused here or claimed by
+ *   the same construction, still pending. Every successful claim is
+ *   settled exactly once by the same participant.
+ * context_id_settle_global: ends one participant's claim; with `keep` the
+ *   id stays in use for the context built with it.
+ * context_id_hold_global / context_id_release_global: a context built
+ *   with a global id holds it from activation to its free, whether or not
+ *   it was claimed (spawned and connected jobs agree on ids without
+ *   claims), so later claims see it in use.
+ * Any thread; each call takes a process-wide lock for a scan of the ids
+ * in use here. */
+struct context_claimant {
+    const void *parent;             /* construct.c: the parent's comm_context; else NULL */
+    uint64_t leader_gid;            /* MPI_Intercomm_create: side 0's leader's world id, */
+    uint64_t leader_nonce;          /* its world rank << 32 | its connection number */
+};
+bool context_id_claim_global(uint32_t id, const struct context_claimant *construction);
+void context_id_settle_global(uint32_t id, const struct context_claimant *construction, bool keep);
+void context_id_hold_global(uint32_t id);
+void context_id_release_global(uint32_t id);
 
 #endif

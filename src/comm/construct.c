@@ -63,6 +63,7 @@ struct dup_slot {
 struct comm_context {
     uint32_t context_id;
     bool owns_context_id;           /* false for the predefined communicators */
+    bool holds_global_id;           /* context_id_hold_global was called for it */
     bool holds_worlds;              /* references the spawned worlds of its members */
     atomic_int live_cores;
     struct build_slot slot;
@@ -146,6 +147,8 @@ static void context_free(struct comm_context *ctx)
 {
     if (ctx->owns_context_id)
         context_id_free(ctx->context_id);
+    if (ctx->holds_global_id)
+        context_id_release_global(ctx->context_id);
     if (ctx->holds_worlds)
         context_hold_worlds(ctx, false);
     free(ctx);
@@ -159,6 +162,9 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
     int ncores = ctx->cores[0].is_inter ? 2 : 1;
     if (fixed_id != CONTEXT_ID_NONE) {
         ctx->context_id = fixed_id;
+        ctx->holds_global_id = fixed_id >= CONTEXT_ID_GLOBAL_BASE;
+        if (ctx->holds_global_id)
+            context_id_hold_global(fixed_id);
     } else {
         ctx->context_id = context_id_alloc();
         ctx->owns_context_id = ctx->context_id != CONTEXT_ID_NONE;
@@ -638,12 +644,17 @@ static void spanning_allgather(struct strand_comm *c, const int *mine, int nfiel
 
 uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader)
 {
-    uint32_t context = local->core->context_id + 1, proposal = context_id_propose_global();
+    return comm_leader_gather_max(local, leader, context_id_propose_global());
+}
+
+uint32_t comm_leader_gather_max(struct strand_comm *local, int leader, uint32_t value)
+{
+    uint32_t context = local->core->context_id + 1;
     struct strand_request r;
     if (local->rank != leader) {
-        pt2pt_isend_internal(&r, local, context, &proposal, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
+        pt2pt_isend_internal(&r, local, context, &value, 1, MPI_UINT32_T, leader, COMM_TAG_GATHER);
         pt2pt_wait_internal(&r);
-        return proposal;
+        return value;
     }
     for (int i = 0; i < local->core->size; i++) {
         uint32_t theirs;
@@ -651,10 +662,10 @@ uint32_t comm_leader_gather_proposals(struct strand_comm *local, int leader)
             continue;
         pt2pt_irecv_internal(&r, local, context, &theirs, 1, MPI_UINT32_T, i, COMM_TAG_GATHER);
         pt2pt_wait_internal(&r);
-        if (theirs > proposal)
-            proposal = theirs;
+        if (theirs > value)
+            value = theirs;
     }
-    return proposal;
+    return value;
 }
 
 void comm_leader_spread(struct strand_comm *local, int leader, int *ints, int nints, struct bytes_out *bytes)
@@ -713,6 +724,37 @@ static uint32_t agree_context_id(struct strand_comm *parent)
     spanning_allgather(parent, &mine, 1, all);
     uint32_t id = agreed_id(all, n, 1, 0);
     free(all);
+    return id;
+}
+
+/* Whether every participant of `parent` claimed `id` in its node process
+ * (context_id_claim_global); `claims`: false for a participant that will
+ * not be a member of the new communicator (it only hears the verdict).
+ * Every participant calls it, and all get the same answer. */
+static bool id_claimed_everywhere(struct strand_comm *parent, uint32_t id, bool claims)
+{
+    struct context_claimant construction = { .parent = parent->core->context };
+    int n = participants(parent->core), mine = !claims || context_id_claim_global(id, &construction);
+    int *all = malloc((size_t)n * sizeof *all);
+    if (all == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory while agreeing on a context id\n");
+    spanning_allgather(parent, &mine, 1, all);
+    bool everywhere = true;
+    for (int i = 0; i < n; i++)
+        everywhere = everywhere && all[i];
+    free(all);
+    if (claims)
+        context_id_settle_global(id, &construction, everywhere);
+    return everywhere;
+}
+
+/* `id` (agreed by the caller), or the first id agreed afterwards that
+ * every participant could claim: all of them are members of the new
+ * communicator (dup, merge). */
+static uint32_t claim_context_id(struct strand_comm *parent, uint32_t id)
+{
+    while (!id_claimed_everywhere(parent, id, true))
+        id = agree_context_id(parent);
     return id;
 }
 
@@ -777,6 +819,38 @@ static bool spanning_run_expected(const int *all, const struct split_record *run
     return true;
 }
 
+/* The index of the caller's color among the sorted records, or -1 when it
+ * gets no communicator (MPI_UNDEFINED, or an intercommunicator color
+ * without members on one side). */
+static int own_color(const struct comm_core *core, const struct split_record *records, int m, int self)
+{
+    for (int start = 0, end, color = 0; start < m; start = end, color++) {
+        int n0 = 0;
+        bool mine = false;
+        for (end = start; end < m && records[end].color == records[start].color; end++) {
+            n0 += records[end].side == 0;
+            mine = mine || records[end].index == self;
+        }
+        if (mine)
+            return core->is_inter && (n0 == 0 || n0 == end - start) ? -1 : color;
+    }
+    return -1;
+}
+
+/* The base of `ncolors` consecutive ids (color c gets base + 2c), each
+ * claimed in every node process that holds members of its color: `base`
+ * when possible, else bases agreed again until one is. */
+static uint32_t claim_color_ids(struct strand_comm *parent, uint32_t base, int ncolors, int color)
+{
+    for (;;) {
+        if (ncolors > 0)
+            context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
+        if (id_claimed_everywhere(parent, base + 2 * (uint32_t)(color < 0 ? 0 : color), color >= 0))
+            return base;
+        base = agree_context_id(parent);
+    }
+}
+
 /* Split (and create, and the topology constructors) of a communicator
  * spanning node processes: every member computes the same groups (per
  * color; on an intercommunicator, side 0's and side 1's members of a
@@ -815,8 +889,8 @@ static int split_spanning(struct strand_comm *parent, const struct build_request
             !spanning_run_expected(all, records + start + n0, end - start - n0))
             rc = MPI_ERR_GROUP;     /* members passed different groups */
     }
-    if (ncolors > 0)
-        context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
+    if (rc == MPI_SUCCESS && ncolors > 0)
+        base = claim_color_ids(parent, base, ncolors, own_color(core, records, m, self));
     for (int start = 0, end, color = 0; start < m && rc == MPI_SUCCESS; start = end, color++) {
         int n0 = 0, me = -1;
         for (end = start; end < m && records[end].color == records[start].color; end++) {
@@ -853,7 +927,7 @@ static int merge_spanning(struct strand_comm *parent, const struct build_request
         strand_job_abort(1, "Strand MPI: out of memory while merging an intercommunicator\n");
     int mine[2] = { req->high, (int)context_id_propose_global() };
     spanning_allgather(parent, mine, 2, all);
-    uint32_t id = agreed_id(all, n, 2, 1);
+    uint32_t id = claim_context_id(parent, agreed_id(all, n, 2, 1));
     bool side0_last = all[0] && !all[2 * size0];
     int first0 = side0_last ? size1 : 0, first1 = side0_last ? 0 : size0;
     memcpy(members + first0, side0->local_members, (size_t)size0 * sizeof *members);
@@ -870,7 +944,7 @@ static int merge_spanning(struct strand_comm *parent, const struct build_request
 static int dup_spanning(struct strand_comm *parent, struct build_result *out)
 {
     struct comm_core *core = parent->core;
-    uint32_t id = agree_context_id(parent);
+    uint32_t id = claim_context_id(parent, agree_context_id(parent));
     int local = local_count(core->local_members, core->local_size) +
                 (core->is_inter ? local_count(core->members, core->size) : 0);
     uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);

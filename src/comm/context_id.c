@@ -4,6 +4,7 @@
  * use stays at the peak number of live communicators. */
 #include <stdlib.h>
 
+#include "../util/lock.h"
 #include "comm.h"
 
 enum {
@@ -89,4 +90,108 @@ void context_id_free(uint32_t id)
         atomic_store_explicit(link, (uint32_t)head, memory_order_relaxed);
     } while (!atomic_compare_exchange_weak_explicit(&free_head, &head, head_make(head, index + 1),
                                                     memory_order_release, memory_order_relaxed));
+}
+
+/* Global ids in use in this node process: claimed by a construction in
+ * progress (`construction` set, `pending` claims not yet settled) or held
+ * by the contexts built with them (`contexts`). A plain array under a
+ * lock: it is touched once or twice per construction of a communicator
+ * spanning node processes, each of which already costs network round
+ * trips, and it holds one entry per such communicator alive here. */
+struct global_claim {
+    uint32_t id;
+    struct context_claimant construction;   /* while pending > 0 */
+    int pending;
+    int contexts;
+};
+static struct lite_lock claims_lock = LITE_LOCK_INIT;
+static struct global_claim *claims;
+static size_t nclaims, claims_cap;
+
+static struct global_claim *claim_find(uint32_t id)
+{
+    for (size_t i = 0; i < nclaims; i++)
+        if (claims[i].id == id)
+            return &claims[i];
+    return NULL;
+}
+
+static struct global_claim *claim_add(uint32_t id)
+{
+    if (nclaims == claims_cap) {
+        size_t cap = claims_cap == 0 ? 64 : 2 * claims_cap;
+        struct global_claim *grown = realloc(claims, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        claims = grown;
+        claims_cap = cap;
+    }
+    claims[nclaims] = (struct global_claim){ .id = id };
+    return &claims[nclaims++];
+}
+
+/* Drops the entry once nobody claims or holds it. */
+static void claim_drop_if_unused(struct global_claim *c)
+{
+    if (c->pending == 0 && c->contexts == 0)
+        *c = claims[--nclaims];
+}
+
+static bool same_claimant(const struct context_claimant *a, const struct context_claimant *b)
+{
+    return a->parent == b->parent && a->leader_gid == b->leader_gid && a->leader_nonce == b->leader_nonce;
+}
+
+bool context_id_claim_global(uint32_t id, const struct context_claimant *construction)
+{
+    lite_lock(&claims_lock);
+    struct global_claim *c = claim_find(id);
+    bool claimed = false;
+    if (c == NULL)
+        c = claim_add(id);
+    else if (c->pending == 0 || !same_claimant(&c->construction, construction))
+        c = NULL;                   /* in use, or another construction's */
+    if (c != NULL) {
+        c->construction = *construction;
+        c->pending++;
+        claimed = true;
+    }
+    lite_unlock(&claims_lock);
+    return claimed;
+}
+
+void context_id_settle_global(uint32_t id, const struct context_claimant *construction, bool keep)
+{
+    lite_lock(&claims_lock);
+    struct global_claim *c = claim_find(id);
+    if (c != NULL && c->pending > 0 && same_claimant(&c->construction, construction) && --c->pending == 0) {
+        /* Kept with no context yet: the context about to be built holds
+         * it (context_id_hold_global). Ids are never recycled, so if that
+         * build runs out of memory the entry only costs its bytes. */
+        if (!keep)
+            claim_drop_if_unused(c);
+    }
+    lite_unlock(&claims_lock);
+}
+
+void context_id_hold_global(uint32_t id)
+{
+    lite_lock(&claims_lock);
+    struct global_claim *c = claim_find(id);
+    if (c == NULL)
+        c = claim_add(id);
+    if (c != NULL)
+        c->contexts++;
+    lite_unlock(&claims_lock);
+}
+
+void context_id_release_global(uint32_t id)
+{
+    lite_lock(&claims_lock);
+    struct global_claim *c = claim_find(id);
+    if (c != NULL && c->contexts > 0) {
+        c->contexts--;
+        claim_drop_if_unused(c);
+    }
+    lite_unlock(&claims_lock);
 }

@@ -11,7 +11,12 @@
  *
  * Some member in another node process: no pointer travels. The leaders
  * also swap their group's highest context id proposal and agree on the
- * larger.
+ * larger. Every member then claims that id in its node process
+ * (context_id_claim_global, for the construction named by side 0's
+ * leader and its connection number); the leaders gather their group's
+ * verdicts, swap them and tell their groups; if any claim failed, all
+ * settle without keeping it and the leaders connect again with new
+ * proposals.
  * A leader whose local group is in its own node process takes the core
  * for its whole group (comm_shared_core_take) and passes it through the
  * construction slot as above; a local group spanning node processes sent
@@ -32,8 +37,13 @@ struct leader_hello {
     int group_bytes;                /* its identities, sent next */
     int leader_rank;                /* the leader's identity: its rank ... */
     uint32_t leader_gid[2];         /* ... and its world's id, low and high halves */
+    uint32_t nonce;                 /* its node process's connection number */
 };
-enum { HELLO_INTS = 6 };
+enum { HELLO_INTS = 7 };
+
+/* Connection numbers of this node process's leaders: with the leader's
+ * identity, they name a construction for context id claims. */
+static atomic_uint connections;
 
 /* The leaders' messages: the matching engine on the peer communicator's
  * context and the user's tag (as MPI_Sendrecv would send them), without an
@@ -70,6 +80,7 @@ struct connection {
     bool spans;                     /* some member of either group is in another node process */
     int side;                       /* spans: the local group's side */
     uint32_t id;                    /* spans: the agreed context id */
+    struct context_claimant claimant;   /* spans: the construction's name for claims */
     int remote_size;
     struct bytes_out remote_ids;    /* identities of the remote group */
     struct comm_core *core;         /* not spanning: the local group's core */
@@ -96,7 +107,8 @@ static void leader_connect(struct strand_comm *local, MPI_Comm peer, int remote_
         return;
     }
     struct leader_hello mine = { lc->local_size, proposal, (int)my_ids.len, strand_self->world_rank,
-                                 { (uint32_t)strand_self->world->gid, (uint32_t)(strand_self->world->gid >> 32) } },
+                                 { (uint32_t)strand_self->world->gid, (uint32_t)(strand_self->world->gid >> 32) },
+                                 atomic_fetch_add_explicit(&connections, 1, memory_order_relaxed) },
                         theirs;
     out->rc = exchange(peer, remote_leader, tag, &mine, HELLO_INTS, &theirs, HELLO_INTS, MPI_INT);
     struct rank **their_ranks = NULL;
@@ -128,6 +140,10 @@ static void leader_connect(struct strand_comm *local, MPI_Comm peer, int remote_
         out->id = (uint32_t)mine.proposal > (uint32_t)theirs.proposal ? (uint32_t)mine.proposal
                                                                        : (uint32_t)theirs.proposal;
         context_id_seen_global(out->id);
+        const struct leader_hello *first = out->side == 0 ? &mine : &theirs;
+        out->claimant = (struct context_claimant){
+            .leader_gid = (uint64_t)first->leader_gid[1] << 32 | first->leader_gid[0],
+            .leader_nonce = (uint64_t)(uint32_t)first->leader_rank << 32 | first->nonce };
     } else if (out->rc == MPI_SUCCESS) {
         /* Both leaders agree on who builds: the lower uid (side 0). */
         struct comm_core *side = NULL;
@@ -176,8 +192,19 @@ static struct comm_core *spanning_core_take(struct strand_comm *local, const str
                                conn->remote_ids.len, conn->remote_size, shares, rc);
 }
 
-/* A local group within this node process: the leader connects, every
- * member takes the core it brings through the construction slot. */
+/* The leaders swap whether a claim failed in their group: true when one
+ * did on either side. */
+static bool leaders_swap_failed(MPI_Comm peer, int remote_leader, int tag, int failed)
+{
+    int theirs = 1;
+    if (exchange(peer, remote_leader, tag, &failed, 1, &theirs, 1, MPI_INT) != MPI_SUCCESS)
+        theirs = 1;
+    return failed || theirs;
+}
+
+/* A local group within this node process: the leader connects (again
+ * while a claim fails), every member takes the core it brings through the
+ * construction slot. */
 static int create_local_group(struct strand_comm *local, int local_leader, MPI_Comm peer_comm, int remote_leader,
                               int tag, struct build_result *res)
 {
@@ -185,8 +212,21 @@ static int create_local_group(struct strand_comm *local, int local_leader, MPI_C
     if (local_leader < 0 || local_leader >= local->core->local_size) {
         req.error = MPI_ERR_RANK;
     } else if (local->rank == local_leader) {
-        struct connection conn = { .rc = MPI_SUCCESS };
-        leader_connect(local, peer_comm, remote_leader, tag, (int)context_id_propose_global(), &conn);
+        struct connection conn;
+        for (;;) {
+            conn = (struct connection){ .rc = MPI_SUCCESS };
+            leader_connect(local, peer_comm, remote_leader, tag, (int)context_id_propose_global(), &conn);
+            if (conn.rc != MPI_SUCCESS || !conn.spans)
+                break;
+            /* One claim for the whole group: it is all in this node process. */
+            bool claimed = context_id_claim_global(conn.id, &conn.claimant);
+            bool failed = leaders_swap_failed(peer_comm, remote_leader, tag, !claimed);
+            if (claimed)
+                context_id_settle_global(conn.id, &conn.claimant, !failed);
+            if (!failed)
+                break;
+            free(conn.remote_ids.data);
+        }
         req.color = conn.rc;
         if (conn.rc == MPI_SUCCESS && conn.spans)
             req.input = spanning_core_take(local, &conn, local->core->local_size, &req.color);
@@ -197,34 +237,78 @@ static int create_local_group(struct strand_comm *local, int local_leader, MPI_C
     return comm_build(local, BUILD_ADOPT, &req, NULL, res);
 }
 
-enum { OUTCOME_RC, OUTCOME_ID, OUTCOME_SIDE, OUTCOME_REMOTE_SIZE, OUTCOME_INTS };
+enum { OUTCOME_RC, OUTCOME_ID, OUTCOME_SIDE, OUTCOME_REMOTE_SIZE, OUTCOME_GID_LOW, OUTCOME_GID_HIGH,
+       OUTCOME_NONCE_LOW, OUTCOME_NONCE_HIGH, OUTCOME_INTS };
+
+/* The leader's outcome of a connection, as the ints it sends its group. */
+static void outcome_pack(const struct connection *conn, int *outcome)
+{
+    outcome[OUTCOME_RC] = conn->rc;
+    outcome[OUTCOME_ID] = (int)conn->id;
+    outcome[OUTCOME_SIDE] = conn->side;
+    outcome[OUTCOME_REMOTE_SIZE] = conn->remote_size;
+    outcome[OUTCOME_GID_LOW] = (int)(uint32_t)conn->claimant.leader_gid;
+    outcome[OUTCOME_GID_HIGH] = (int)(uint32_t)(conn->claimant.leader_gid >> 32);
+    outcome[OUTCOME_NONCE_LOW] = (int)(uint32_t)conn->claimant.leader_nonce;
+    outcome[OUTCOME_NONCE_HIGH] = (int)(uint32_t)(conn->claimant.leader_nonce >> 32);
+}
+
+static void outcome_unpack(const int *outcome, struct connection *conn)
+{
+    conn->rc = outcome[OUTCOME_RC];
+    conn->id = (uint32_t)outcome[OUTCOME_ID];
+    conn->side = outcome[OUTCOME_SIDE];
+    conn->remote_size = outcome[OUTCOME_REMOTE_SIZE];
+    conn->claimant = (struct context_claimant){
+        .leader_gid = (uint64_t)(uint32_t)outcome[OUTCOME_GID_HIGH] << 32 | (uint32_t)outcome[OUTCOME_GID_LOW],
+        .leader_nonce = (uint64_t)(uint32_t)outcome[OUTCOME_NONCE_HIGH] << 32 |
+                        (uint32_t)outcome[OUTCOME_NONCE_LOW] };
+    if (conn->rc == MPI_SUCCESS)
+        context_id_seen_global(conn->id);
+}
+
+/* Every member's claim of the agreed id, the verdict of both groups back
+ * at every member (through the leaders), the claim settled: true when the
+ * id is kept. */
+static bool spanning_group_claims(struct strand_comm *local, int local_leader, MPI_Comm peer_comm,
+                                  int remote_leader, int tag, const struct connection *conn)
+{
+    bool claimed = context_id_claim_global(conn->id, &conn->claimant);
+    int failed = (int)comm_leader_gather_max(local, local_leader, !claimed);
+    if (local->rank == local_leader)
+        failed = leaders_swap_failed(peer_comm, remote_leader, tag, failed);
+    struct bytes_out none = { 0 };
+    comm_leader_spread(local, local_leader, &failed, 1, &none);
+    free(none.data);
+    if (claimed)
+        context_id_settle_global(conn->id, &conn->claimant, !failed);
+    return !failed;
+}
 
 /* A local group spanning node processes: proposals go to the leader by
  * internal messages on the local communicator's collective context, the
- * outcome comes back the same way. */
+ * outcome comes back the same way (again while a claim fails). */
 static int create_spanning_group(struct strand_comm *local, int local_leader, MPI_Comm peer_comm,
                                  int remote_leader, int tag, struct build_result *res)
 {
     if (local_leader < 0 || local_leader >= local->core->local_size)
         return MPI_ERR_RANK;        /* every member passed the same leader */
-    uint32_t proposal = comm_leader_gather_proposals(local, local_leader);
-    struct connection conn = { .rc = MPI_SUCCESS, .spans = true };
-    int outcome[OUTCOME_INTS];
-    if (local->rank == local_leader) {
-        leader_connect(local, peer_comm, remote_leader, tag, (int)proposal, &conn);
-        outcome[OUTCOME_RC] = conn.rc;
-        outcome[OUTCOME_ID] = (int)conn.id;
-        outcome[OUTCOME_SIDE] = conn.side;
-        outcome[OUTCOME_REMOTE_SIZE] = conn.remote_size;
-    }
-    comm_leader_spread(local, local_leader, outcome, OUTCOME_INTS, &conn.remote_ids);
-    if (local->rank != local_leader) {
-        conn.rc = outcome[OUTCOME_RC];
-        conn.id = (uint32_t)outcome[OUTCOME_ID];
-        conn.side = outcome[OUTCOME_SIDE];
-        conn.remote_size = outcome[OUTCOME_REMOTE_SIZE];
-        if (conn.rc == MPI_SUCCESS)
-            context_id_seen_global(conn.id);
+    struct connection conn;
+    for (;;) {
+        uint32_t proposal = comm_leader_gather_proposals(local, local_leader);
+        conn = (struct connection){ .rc = MPI_SUCCESS, .spans = true };
+        int outcome[OUTCOME_INTS];
+        if (local->rank == local_leader) {
+            leader_connect(local, peer_comm, remote_leader, tag, (int)proposal, &conn);
+            outcome_pack(&conn, outcome);
+        }
+        comm_leader_spread(local, local_leader, outcome, OUTCOME_INTS, &conn.remote_ids);
+        if (local->rank != local_leader)
+            outcome_unpack(outcome, &conn);
+        if (conn.rc != MPI_SUCCESS ||
+            spanning_group_claims(local, local_leader, peer_comm, remote_leader, tag, &conn))
+            break;
+        free(conn.remote_ids.data);
     }
     int rc = conn.rc;
     if (rc == MPI_SUCCESS) {

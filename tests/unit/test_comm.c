@@ -27,6 +27,43 @@ static void test_context_ids_recycle(void)
     context_id_free(c);
 }
 
+/* Claims of global ids: one construction may claim an id from several
+ * participants, another may not until the id is free again; a kept id
+ * stays in use while a context holds it. */
+static void test_global_id_claims(void)
+{
+    int parent_a, parent_b;
+    struct context_claimant a = { .parent = &parent_a }, b = { .parent = &parent_b };
+    struct context_claimant leader = { .leader_gid = 7, .leader_nonce = 1 };
+    uint32_t id = context_id_propose_global();
+
+    CU_ASSERT_TRUE(context_id_claim_global(id, &a));
+    CU_ASSERT_TRUE(context_id_claim_global(id, &a));        /* a second local participant */
+    CU_ASSERT_FALSE(context_id_claim_global(id, &b));
+    CU_ASSERT_FALSE(context_id_claim_global(id, &leader));
+    context_id_settle_global(id, &b, false);                /* b's failed claim: no effect */
+    context_id_settle_global(id, &a, false);
+    CU_ASSERT_FALSE(context_id_claim_global(id, &b));       /* one of a's claims is still pending */
+    context_id_settle_global(id, &a, false);
+    CU_ASSERT_TRUE(context_id_claim_global(id, &b));        /* free again */
+
+    context_id_settle_global(id, &b, true);                 /* kept: in use before its context exists */
+    CU_ASSERT_FALSE(context_id_claim_global(id, &b));
+    CU_ASSERT_FALSE(context_id_claim_global(id, &a));
+    context_id_hold_global(id);
+    context_id_release_global(id);
+    CU_ASSERT_TRUE(context_id_claim_global(id, &leader));   /* its context freed */
+    context_id_settle_global(id, &leader, false);
+
+    /* An id held without a claim (a spawned job's) is in use too. */
+    uint32_t held = context_id_propose_global();
+    context_id_hold_global(held);
+    CU_ASSERT_FALSE(context_id_claim_global(held, &a));
+    context_id_release_global(held);
+    CU_ASSERT_TRUE(context_id_claim_global(held, &a));
+    context_id_settle_global(held, &a, false);
+}
+
 static void test_dup_without_meeting(void)
 {
     unit_node_create(4, 1024);
@@ -213,6 +250,7 @@ int main(void)
     CU_initialize_registry();
     CU_pSuite s = CU_add_suite("comm", NULL, NULL);
     CU_add_test(s, "context ids are recycled", test_context_ids_recycle);
+    CU_add_test(s, "global context ids are claimed", test_global_id_claims);
     CU_add_test(s, "dup needs no meeting", test_dup_without_meeting);
     CU_add_test(s, "self split and groups", test_self_split_and_groups);
     CU_add_test(s, "dims_create", test_dims_create);
