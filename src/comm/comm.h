@@ -311,6 +311,10 @@ void context_id_free(uint32_t id);
  * process then skips past it. */
 #define CONTEXT_ID_GLOBAL_BASE 0x40000000u
 uint32_t context_id_propose_global(void);
+/* A proposal after a failed claim (below): a random number of ids
+ * further on, so that two constructions that failed on the same id do
+ * not keep meeting on the same maximum. */
+uint32_t context_id_propose_global_again(void);
 void context_id_seen_global(uint32_t id);
 
 /* Two constructions over different communicators can agree on the same

@@ -715,9 +715,10 @@ static uint32_t agreed_id(const int *all, int n, int nfields, int field)
 }
 
 /* A context id every node process of `parent` agrees on. */
-static uint32_t agree_context_id(struct strand_comm *parent)
+static uint32_t agree_context_id(struct strand_comm *parent, bool again)
 {
-    int n = participants(parent->core), mine = (int)context_id_propose_global();
+    int n = participants(parent->core);
+    int mine = (int)(again ? context_id_propose_global_again() : context_id_propose_global());
     int *all = malloc((size_t)n * sizeof *all);
     if (all == NULL)
         strand_job_abort(1, "Strand MPI: out of memory while agreeing on a context id\n");
@@ -754,7 +755,7 @@ static bool id_claimed_everywhere(struct strand_comm *parent, uint32_t id, bool 
 static uint32_t claim_context_id(struct strand_comm *parent, uint32_t id)
 {
     while (!id_claimed_everywhere(parent, id, true))
-        id = agree_context_id(parent);
+        id = agree_context_id(parent, true);
     return id;
 }
 
@@ -847,7 +848,7 @@ static uint32_t claim_color_ids(struct strand_comm *parent, uint32_t base, int n
             context_id_seen_global(base + 2 * (uint32_t)(ncolors - 1));
         if (id_claimed_everywhere(parent, base + 2 * (uint32_t)(color < 0 ? 0 : color), color >= 0))
             return base;
-        base = agree_context_id(parent);
+        base = agree_context_id(parent, true);
     }
 }
 
@@ -944,7 +945,7 @@ static int merge_spanning(struct strand_comm *parent, const struct build_request
 static int dup_spanning(struct strand_comm *parent, struct build_result *out)
 {
     struct comm_core *core = parent->core;
-    uint32_t id = claim_context_id(parent, agree_context_id(parent));
+    uint32_t id = claim_context_id(parent, agree_context_id(parent, false));
     int local = local_count(core->local_members, core->local_size) +
                 (core->is_inter ? local_count(core->members, core->size) : 0);
     uint64_t d = atomic_fetch_add_explicit(&parent->dup_count, 1, memory_order_relaxed);

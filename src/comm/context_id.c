@@ -3,6 +3,7 @@
  * are recycled, so dup/free loops never run out of them and the number in
  * use stays at the peak number of live communicators. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "../util/lock.h"
 #include "comm.h"
@@ -66,6 +67,20 @@ static atomic_uint global_next = CONTEXT_ID_GLOBAL_BASE;
 uint32_t context_id_propose_global(void)
 {
     return atomic_fetch_add_explicit(&global_next, 2, memory_order_relaxed);
+}
+
+uint32_t context_id_propose_global_again(void)
+{
+    /* Two constructions that failed on the same id, each winning in a
+     * different node process, would otherwise propose in the same order
+     * again (their members learn the verdict in the same order) and can
+     * meet on the same maximum round after round. Skipping a number of
+     * ids that differs between calls breaks that lock step; the clock is
+     * random enough for it and costs no state. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint32_t skip = 2 * (uint32_t)((now.tv_nsec >> 4) % 64);
+    return atomic_fetch_add_explicit(&global_next, 2 + skip, memory_order_relaxed) + skip;
 }
 
 void context_id_seen_global(uint32_t id)

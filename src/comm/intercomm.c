@@ -213,9 +213,10 @@ static int create_local_group(struct strand_comm *local, int local_leader, MPI_C
         req.error = MPI_ERR_RANK;
     } else if (local->rank == local_leader) {
         struct connection conn;
-        for (;;) {
+        for (bool again = false;; again = true) {
             conn = (struct connection){ .rc = MPI_SUCCESS };
-            leader_connect(local, peer_comm, remote_leader, tag, (int)context_id_propose_global(), &conn);
+            uint32_t proposal = again ? context_id_propose_global_again() : context_id_propose_global();
+            leader_connect(local, peer_comm, remote_leader, tag, (int)proposal, &conn);
             if (conn.rc != MPI_SUCCESS || !conn.spans)
                 break;
             /* One claim for the whole group: it is all in this node process. */
@@ -294,8 +295,9 @@ static int create_spanning_group(struct strand_comm *local, int local_leader, MP
     if (local_leader < 0 || local_leader >= local->core->local_size)
         return MPI_ERR_RANK;        /* every member passed the same leader */
     struct connection conn;
-    for (;;) {
-        uint32_t proposal = comm_leader_gather_proposals(local, local_leader);
+    for (bool again = false;; again = true) {
+        uint32_t proposal = again ? comm_leader_gather_max(local, local_leader, context_id_propose_global_again())
+                                  : comm_leader_gather_proposals(local, local_leader);
         conn = (struct connection){ .rc = MPI_SUCCESS, .spans = true };
         int outcome[OUTCOME_INTS];
         if (local->rank == local_leader) {

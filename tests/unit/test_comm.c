@@ -62,6 +62,16 @@ static void test_global_id_claims(void)
     context_id_release_global(held);
     CU_ASSERT_TRUE(context_id_claim_global(held, &a));
     context_id_settle_global(held, &a, false);
+
+    /* A proposal after a failed claim skips ahead, and stays one of this
+     * process's own: later proposals are above it. */
+    for (int i = 0; i < 100; i++) {
+        uint32_t before = context_id_propose_global(), again = context_id_propose_global_again();
+        uint32_t after = context_id_propose_global();
+        CU_ASSERT_TRUE(again > before && after > again);
+        CU_ASSERT_EQUAL((again - before) % 2, 0);
+        CU_ASSERT_TRUE(again - before <= 2 + 2 * 64);
+    }
 }
 
 static void test_dup_without_meeting(void)
