@@ -310,6 +310,10 @@ void context_id_free(uint32_t id);
  * next id of its process, the maximum proposal is agreed on, and every
  * process then skips past it. */
 #define CONTEXT_ID_GLOBAL_BASE 0x40000000u
+static inline bool context_id_is_global(uint32_t id)
+{
+    return id >= CONTEXT_ID_GLOBAL_BASE && id != CONTEXT_ID_NONE;
+}
 uint32_t context_id_propose_global(void);
 /* A proposal after a failed claim (below): a random number of ids
  * further on, so that two constructions that failed on the same id do
@@ -336,7 +340,7 @@ void context_id_seen_global(uint32_t id);
  * context_id_settle_global: ends one participant's claim; with `keep` the
  *   id stays in use for the context built with it.
  * context_id_hold_global / context_id_release_global: a context built
- *   with a global id holds it from activation to its free, whether or not
+ *   with a global id (context_id_is_global) holds it from activation to its free, whether or not
  *   it was claimed (spawned and connected jobs agree on ids without
  *   claims), so later claims see it in use.
  * Any thread; each call takes a process-wide lock for a scan of the ids

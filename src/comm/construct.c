@@ -63,7 +63,6 @@ struct dup_slot {
 struct comm_context {
     uint32_t context_id;
     bool owns_context_id;           /* false for the predefined communicators */
-    bool holds_global_id;           /* context_id_hold_global was called for it */
     bool holds_worlds;              /* references the spawned worlds of its members */
     atomic_int live_cores;
     struct build_slot slot;
@@ -147,7 +146,7 @@ static void context_free(struct comm_context *ctx)
 {
     if (ctx->owns_context_id)
         context_id_free(ctx->context_id);
-    if (ctx->holds_global_id)
+    if (context_id_is_global(ctx->context_id))
         context_id_release_global(ctx->context_id);
     if (ctx->holds_worlds)
         context_hold_worlds(ctx, false);
@@ -162,8 +161,7 @@ static struct comm_core *context_activate(struct comm_context *ctx, uint32_t fix
     int ncores = ctx->cores[0].is_inter ? 2 : 1;
     if (fixed_id != CONTEXT_ID_NONE) {
         ctx->context_id = fixed_id;
-        ctx->holds_global_id = fixed_id >= CONTEXT_ID_GLOBAL_BASE;
-        if (ctx->holds_global_id)
+        if (context_id_is_global(fixed_id))
             context_id_hold_global(fixed_id);
     } else {
         ctx->context_id = context_id_alloc();
@@ -714,17 +712,28 @@ static uint32_t agreed_id(const int *all, int n, int nfields, int field)
     return agreed;
 }
 
-/* A context id every node process of `parent` agrees on. */
-static uint32_t agree_context_id(struct strand_comm *parent, bool again)
+/* The largest of every participant's `mine`, at every participant. */
+static uint32_t spanning_max(struct strand_comm *parent, uint32_t mine)
 {
-    int n = participants(parent->core);
-    int mine = (int)(again ? context_id_propose_global_again() : context_id_propose_global());
+    int n = participants(parent->core), value = (int)mine;
     int *all = malloc((size_t)n * sizeof *all);
     if (all == NULL)
         strand_job_abort(1, "Strand MPI: out of memory while agreeing on a context id\n");
-    spanning_allgather(parent, &mine, 1, all);
-    uint32_t id = agreed_id(all, n, 1, 0);
+    spanning_allgather(parent, &value, 1, all);
+    uint32_t highest = 0;
+    for (int i = 0; i < n; i++)
+        if ((uint32_t)all[i] > highest)
+            highest = (uint32_t)all[i];
     free(all);
+    return highest;
+}
+
+/* A context id every node process of `parent` agrees on; `again` after a
+ * failed claim. */
+static uint32_t agree_context_id(struct strand_comm *parent, bool again)
+{
+    uint32_t id = spanning_max(parent, again ? context_id_propose_global_again() : context_id_propose_global());
+    context_id_seen_global(id);
     return id;
 }
 
@@ -735,15 +744,8 @@ static uint32_t agree_context_id(struct strand_comm *parent, bool again)
 static bool id_claimed_everywhere(struct strand_comm *parent, uint32_t id, bool claims)
 {
     struct context_claimant construction = { .parent = parent->core->context };
-    int n = participants(parent->core), mine = !claims || context_id_claim_global(id, &construction);
-    int *all = malloc((size_t)n * sizeof *all);
-    if (all == NULL)
-        strand_job_abort(1, "Strand MPI: out of memory while agreeing on a context id\n");
-    spanning_allgather(parent, &mine, 1, all);
-    bool everywhere = true;
-    for (int i = 0; i < n; i++)
-        everywhere = everywhere && all[i];
-    free(all);
+    bool failed_here = claims && !context_id_claim_global(id, &construction);
+    bool everywhere = spanning_max(parent, failed_here) == 0;
     if (claims)
         context_id_settle_global(id, &construction, everywhere);
     return everywhere;

@@ -196,10 +196,9 @@ static struct comm_core *spanning_core_take(struct strand_comm *local, const str
  * did on either side. */
 static bool leaders_swap_failed(MPI_Comm peer, int remote_leader, int tag, int failed)
 {
-    int theirs = 1;
-    if (exchange(peer, remote_leader, tag, &failed, 1, &theirs, 1, MPI_INT) != MPI_SUCCESS)
-        theirs = 1;
-    return failed || theirs;
+    int theirs = 0;
+    bool swapped = exchange(peer, remote_leader, tag, &failed, 1, &theirs, 1, MPI_INT) == MPI_SUCCESS;
+    return failed || theirs || !swapped;    /* no answer counts as a failed claim */
 }
 
 /* A local group within this node process: the leader connects (again
