@@ -159,6 +159,7 @@ struct ucx_peer {                   /* net_peer.transport; all under ucx.lock bu
     bool hello_seen;                /* its HELLO arrived: its frames may follow */
     bool said_bye;                  /* it ended cleanly: frames to it are dropped (but BYE's answer) */
     bool awaiting_answer;           /* our BYE to it is not answered yet */
+    bool awaiting_bye;              /* stopping: it only sent to us, and its BYE has not come yet */
     bool hello_sent;                /* our HELLO completed locally */
     double retry_at, give_up_at;
 };
@@ -206,7 +207,7 @@ static struct {
     struct net_park park;           /* rank threads polling the worker (ucx_poll), the progress thread parked */
     atomic_bool stopping;
     bool bye_sent;
-    int awaiting;                   /* peers with awaiting_answer */
+    int awaiting;                   /* peers with awaiting_answer or awaiting_bye */
     double bye_deadline;
 } ucx = { .lock = LITE_LOCK_INIT };
 
@@ -730,6 +731,10 @@ static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *
     struct ucx_peer *ps = from->transport;
     if (f->a == 0) {
         ps->said_bye = true;
+        if (ps->awaiting_bye) {
+            ps->awaiting_bye = false;
+            ucx.awaiting--;
+        }
         struct wire_frame answer = { .type = WIRE_BYE, .a = 1 };
         struct outgoing *o = outgoing_new(from, &answer, 0);
         if (o == NULL)
@@ -805,6 +810,15 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
 static bool peer_ended(struct net_peer *peer)
 {
     return ((struct ucx_peer *)peer->transport)->said_bye || atomic_load(&ucx.stopping);
+}
+
+/* Under the lock, stopping: a peer that ended or failed is waited for no
+ * more. */
+static void stop_awaiting(struct ucx_peer *ps)
+{
+    if (ps->awaiting_answer || ps->awaiting_bye)
+        ucx.awaiting--;
+    ps->awaiting_answer = ps->awaiting_bye = false;
 }
 
 /* Every peer frames come from or go to is of this job (peers of other
@@ -974,6 +988,7 @@ static void event_run(struct event *ev)
     case EV_FAILED:
         if (!peer_ended(ev->peer))
             lost(ev->peer, ev->why, ev->status);
+        stop_awaiting(ev->peer->transport);     /* stopping: nothing more comes from it */
         return;
     case EV_BAD_FRAME:
         malformed(ev->peer, ev->why);
@@ -1114,10 +1129,10 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
     return NULL;
 }
 
-/* Stopping, our endpoint to a peer that only sent to us cannot be made
- * for our BYE: it ended meanwhile (it had our answer to its BYE, or the
- * launcher sees it die). Nothing else waits for that endpoint (say_bye
- * runs once nothing is queued), so the BYE is dropped, not the job. */
+/* Stopping, our endpoint to a peer cannot be made for the frames queued
+ * to it: it ended meanwhile (it had our answer to its BYE, or the
+ * launcher sees it die). Its frames are dropped, as for a peer that said
+ * BYE, not the job. */
 static void bye_unreachable(struct net_peer *peer)
 {
     struct ucx_peer *ps = peer->transport;
@@ -1134,10 +1149,7 @@ static void bye_unreachable(struct net_peer *peer)
     ps->state = PEER_IDLE;
     ps->said_bye = true;
     ucx.connecting--;
-    if (ps->awaiting_answer) {
-        ps->awaiting_answer = false;
-        ucx.awaiting--;
-    }
+    stop_awaiting(ps);
 }
 
 /* The progress thread: fetches the addresses of peers with queued frames,
@@ -1200,9 +1212,13 @@ static void resolve_peers(int *wait_ms)
 /* ---- the progress thread ---- */
 
 /* Under the lock, once nothing is queued or in flight: BYE to every peer
- * that talked with us and has not said BYE itself, on our own endpoint to
- * it (opened now if it only ever sent to us: an endpoint UCX made for its
- * messages is not ours to keep). */
+ * we opened an endpoint to and that has not said BYE itself. A peer that
+ * only sent to us (its HELLO came, we have no endpoint to it) opened its
+ * own endpoint to us, so it BYEs us when its ranks end; we wait for that
+ * instead of opening an endpoint now. (Opening one raced with its BYE:
+ * if its BYE crossed ours, it could take our answer and exit before our
+ * connection was made, and UCX logged the refused connection as an
+ * error.) */
 static void say_bye(void)
 {
     struct wire_frame bye = { .type = WIRE_BYE };
@@ -1211,6 +1227,11 @@ static void say_bye(void)
         struct ucx_peer *ps = peer->transport;
         if (j == ucx.job->node || ps->said_bye || (ps->state == PEER_IDLE && !ps->hello_seen))
             continue;
+        if (ps->state == PEER_IDLE) {
+            ps->awaiting_bye = true;
+            ucx.awaiting++;
+            continue;
+        }
         struct outgoing *o = outgoing_new(peer, &bye, 0);
         if (o == NULL)
             out_of_memory();
