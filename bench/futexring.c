@@ -16,9 +16,15 @@
  * word only ever grows by one per lap), and thread 0 finds the token back
  * after a lap.
  *
+ * With --pages K, each thread also writes one word in each of K pages of
+ * its own per hop (the pages of all threads interleaved in one block, so
+ * no two share a page): the floor of a hand-off whose every hop touches K
+ * pages last used a lap ago, as a rank's stack, request, mailbox and
+ * program copy are (doc/performance.md §25).
+ *
  * Output: "futexring N US_PER_HOP us" (median of --reps runs).
  * Build:  cc -O2 -pthread -o bench/futexring bench/futexring.c
- * Run:    bench/futexring [--threads N] [--laps L] [--reps R]
+ * Run:    bench/futexring [--threads N] [--laps L] [--reps R] [--pages K]
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -39,10 +45,14 @@ struct seat {
     atomic_int sleeping;
 };
 
+enum { PAGE_BYTES = 4096 };
+
 struct ring {
     struct seat *seats;
     int threads;
     unsigned laps;
+    int pages;                      /* touched per thread per hop */
+    unsigned char *touched;         /* pages * threads pages; thread i's page k is k * threads + i */
     atomic_int failed;
 };
 
@@ -83,6 +93,16 @@ static void hand_lap(struct seat *s)
         futex_wake(&s->lap);
 }
 
+/* Writes a word in each of this thread's pages (they were last written a
+ * lap ago). */
+static void touch_pages(const struct ring *r, int index, unsigned lap)
+{
+    for (int k = 0; k < r->pages; k++) {
+        volatile unsigned *word = (volatile unsigned *)(r->touched + ((size_t)k * r->threads + index) * PAGE_BYTES);
+        *word = lap;
+    }
+}
+
 static void *member_run(void *arg)
 {
     struct member *m = arg;
@@ -95,6 +115,7 @@ static void *member_run(void *arg)
         /* the token is here: nobody can raise our word again before we pass it */
         if (atomic_load(&mine->lap) != lap)
             atomic_store(&r->failed, 1);
+        touch_pages(r, m->index, lap);
         if (m->index != 0)
             hand_lap(next);
     }
@@ -109,13 +130,17 @@ static double now(void)
 }
 
 /* One run: microseconds per hop, or a negative value if the ring broke. */
-static double run(int threads, unsigned laps)
+static double run(int threads, unsigned laps, int pages)
 {
-    struct ring r = { .threads = threads, .laps = laps };
+    struct ring r = { .threads = threads, .laps = laps, .pages = pages };
     r.seats = aligned_alloc(64, sizeof *r.seats * (size_t)threads);
+    size_t touched_bytes = (size_t)pages * (size_t)threads * PAGE_BYTES;
+    r.touched = pages > 0 ? aligned_alloc(PAGE_BYTES, touched_bytes) : NULL;
+    if (pages > 0 && r.touched != NULL)
+        memset(r.touched, 0, touched_bytes);
     struct member *members = calloc((size_t)threads, sizeof *members);
     pthread_t *ids = calloc((size_t)threads, sizeof *ids);
-    if (r.seats == NULL || members == NULL || ids == NULL) {
+    if (r.seats == NULL || members == NULL || ids == NULL || (pages > 0 && r.touched == NULL)) {
         fprintf(stderr, "futexring: out of memory\n");
         exit(1);
     }
@@ -142,6 +167,7 @@ static double run(int threads, unsigned laps)
     free(ids);
     free(members);
     free(r.seats);
+    free(r.touched);
     return ok ? elapsed / ((double)laps * threads) * 1e6 : -1.0;
 }
 
@@ -153,7 +179,7 @@ static int compare(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int threads = 1024, reps = 3;
+    int threads = 1024, reps = 3, pages = 0;
     long laps = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--threads") == 0)
@@ -162,24 +188,27 @@ int main(int argc, char **argv)
             laps = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--reps") == 0)
             reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--pages") == 0)
+            pages = atoi(argv[i + 1]);
     }
     if (laps == 0)
         laps = threads < 200000 ? 200000 / threads : 1; /* about 200000 hops */
-    if (threads < 2 || threads > 65536 || laps < 1 || laps > INT_MAX || reps < 1 || reps > 100) {
-        fprintf(stderr, "usage: futexring [--threads 2..65536] [--laps N] [--reps 1..100]\n");
+    if (threads < 2 || threads > 65536 || laps < 1 || laps > INT_MAX || reps < 1 || reps > 100 || pages < 0 ||
+        pages > 64) {
+        fprintf(stderr, "usage: futexring [--threads 2..65536] [--laps N] [--reps 1..100] [--pages 0..64]\n");
         return 1;
     }
     double results[100];
     for (int r = 0; r < reps; r++) {
-        results[r] = run(threads, (unsigned)laps);
+        results[r] = run(threads, (unsigned)laps, pages);
         if (results[r] < 0) {
             fprintf(stderr, "futexring: a thread missed or repeated a lap\n");
             return 1;
         }
     }
     qsort(results, (size_t)reps, sizeof *results, compare);
-    printf("# futexring: us per hop of a token passed around %d threads with futex wait/wake only\n",
-           threads);
+    printf("# futexring: us per hop of a token passed around %d threads with futex wait/wake only"
+           " (and %d pages of its own written per hop)\n", threads, pages);
     printf("futexring %d %.3f us\n", threads, results[reps / 2]);
     return 0;
 }

@@ -27,7 +27,7 @@ static int init_rank(const char *where, int required, int *provided)
         required = MPI_THREAD_SINGLE;
     if (required > MPI_THREAD_MULTIPLE)
         required = MPI_THREAD_MULTIPLE;
-    r->thread_level = required;
+    __atomic_store_n(&r->thread_level, required, __ATOMIC_RELAXED);    /* (wakers read it: wait.c) */
     r->init_thread = pthread_self();
     r->mpi_state = RANK_MPI_INITIALIZED;
     if (provided != NULL)

@@ -29,10 +29,23 @@ static void sleeper_barrier(void)
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
+/* A rank's threads sleep on its word only inside MPI calls, so a rank not
+ * at MPI_THREAD_MULTIPLE has at most one sleeper: the kernel is asked to
+ * wake one, and stops at the first match. Asked for all, FUTEX_WAKE walks
+ * its whole hash bucket, and with a thousand ranks asleep on two CPUs the
+ * buckets are long (a process's private futex hash has 16 there;
+ * doc/performance.md §25). Threads of an MPI_THREAD_MULTIPLE rank each
+ * wait for their own condition: all are woken, and each re-checks. */
 void rank_wake_slow(struct rank *r)
 {
     atomic_fetch_add_explicit(&r->waiter.seq, 1, memory_order_release);
-    futex_wake_all(&r->waiter.seq);
+    /* Our caller saw a sleeper, which set the level before it slept: the
+     * fence orders that load of `sleepers` before this load of the level. */
+    atomic_thread_fence(memory_order_acquire);
+    if (__atomic_load_n(&r->thread_level, __ATOMIC_RELAXED) == MPI_THREAD_MULTIPLE)
+        futex_wake_all(&r->waiter.seq);
+    else
+        futex_wake_one(&r->waiter.seq);
 }
 
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
