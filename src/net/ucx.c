@@ -1133,7 +1133,7 @@ static const char *peer_open(struct net_peer *peer, const unsigned char *addr, u
  * to it: it ended meanwhile (it had our answer to its BYE, or the
  * launcher sees it die). Its frames are dropped, as for a peer that said
  * BYE, not the job. */
-static void bye_unreachable(struct net_peer *peer)
+static void unreachable_while_stopping(struct net_peer *peer)
 {
     struct ucx_peer *ps = peer->transport;
     struct outgoing *each, *next;
@@ -1201,7 +1201,7 @@ static void resolve_peers(int *wait_ms)
             why = peer_open(peer, addr, &status);
         free(addr);
         if (why != NULL && rc == 1 && atomic_load(&ucx.stopping))
-            bye_unreachable(peer);
+            unreachable_while_stopping(peer);
         else if (why != NULL && rc == 1)
             lost(peer, why, status);
         if (rc == 0 && (*wait_ms < 0 || *wait_ms > RESOLVE_RETRY_MS))
