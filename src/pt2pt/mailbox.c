@@ -417,9 +417,13 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
         env->kind = ENVELOPE_REMOTE;
         env->pull = pull;
     } else {
-        /* The module's buffer is reused after we return: always a copy. */
+        /* The module's buffer is reused after we return: always a copy.
+         * An empty message may come without a buffer (UCX gives a
+         * zero-length frame's data as NULL), and memcpy's source must not
+         * be NULL even for no bytes. */
         envelope_reserve(env, m->bytes);
-        memcpy(env->data, m->buf, m->bytes);
+        if (m->bytes > 0)
+            memcpy(env->data, m->buf, m->bytes);
         env->kind = ENVELOPE_EAGER;
     }
     unexpected_append(mb, env);
