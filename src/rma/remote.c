@@ -632,9 +632,14 @@ static void serve_get_reply(struct net_peer *from, struct win_core *core, const 
 {
     struct get_record *g = get_cookie_find(f->c, false);
     if (g == NULL || g->core != core || g->origin != (int)f->dest || f->context_id >= g->nchunks ||
-        f->payload_len != g->chunk_at[f->context_id + 1] - g->chunk_at[f->context_id])
+        f->payload_len != g->chunk_at[f->context_id + 1] - g->chunk_at[f->context_id]) {
+        /* net_peer_lost returns (the job ends after its grace): the frame
+         * is dropped, nothing of it may be used. */
         net_peer_lost(from, "malformed frame: GET_REPLY for no get of this window, or of the wrong size");
-    memcpy(g->stage + g->chunk_at[f->context_id], payload, f->payload_len);
+        return;
+    }
+    if (f->payload_len > 0)     /* (UCX gives an empty frame's payload as NULL) */
+        memcpy(g->stage + g->chunk_at[f->context_id], payload, f->payload_len);
     if (--g->left == 0) {
         get_cookie_find(f->c, true);
         if (!g->type->contiguous) {
