@@ -10,7 +10,7 @@
 
 enum { LANE_ROOM_POLLS = 2000 };
 
-/* The lane is full up to `end`: waits a little for the receiver to drain
+/* The ring is full up to `end`: waits a little for the receiver to drain
  * it, which it does while it posts receives or waits (a sender streaming
  * into a receiver that keeps up then stays in the lane, instead of taking
  * the receiver's lock). Gives up at once when the last wait gave up and
@@ -18,18 +18,17 @@ enum { LANE_ROOM_POLLS = 2000 };
  * message takes the mailbox path, so a send never waits for a receiver. */
 static bool lane_wait_room(struct lane *l, uint64_t end)
 {
-    uint64_t head = atomic_load_explicit(&l->head, memory_order_acquire);
-    if (head + 1 == l->stalled_head)
+    if (atomic_load_explicit(&l->next, memory_order_relaxed) + 1 == l->stalled_next)
         return false;
     for (int i = 0; i < LANE_ROOM_POLLS; i++) {
         cpu_relax();
-        head = atomic_load_explicit(&l->head, memory_order_acquire);
+        uint64_t head = atomic_load_explicit(&l->head, memory_order_acquire);
         if (end <= head + LANE_SLOTS) {
             l->room_end = head + LANE_SLOTS;
             return true;
         }
     }
-    l->stalled_head = head + 1;
+    l->stalled_next = atomic_load_explicit(&l->next, memory_order_relaxed) + 1;
     return false;
 }
 
@@ -43,8 +42,37 @@ static inline void prefetch_slots_for_write(struct lane *l, uint64_t first, uint
         prefetch_for_write(p);
 }
 
-/* `may_wait`: the receiver is another rank (not the caller itself). */
-static inline bool lane_put(struct lane *l, const struct message *m, bool may_wait)
+static inline void header_fill(union lane_slot *s, const struct message *m)
+{
+    s->header.context_id = m->context_id;
+    s->header.source = m->source;
+    s->header.tag = m->tag;
+    s->header.bytes = (uint32_t)m->bytes;
+    message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
+}
+
+/* An answer (lane.h) into the answer slot, as number `number`; false
+ * when it is not one or the slot is not free. */
+static inline bool lane_put_answer(struct lane *l, const struct message *m, uint64_t number)
+{
+    uint64_t run = l->run;
+    l->run = run + 1;
+    if (m->bytes > LANE_ANSWER_BYTES || !atomic_load_explicit(&l->answer_due, memory_order_relaxed))
+        return false;
+    atomic_store_explicit(&l->answer_due, false, memory_order_relaxed);
+    l->run = 1;
+    if (run != 1)
+        return false;           /* a burst came before: a stream, whose ring is cheaper */
+    union lane_slot *s = l->answer_out;
+    if (atomic_load_explicit(&s->header.seq, memory_order_acquire) != 0)
+        return false;
+    header_fill(s, m);
+    atomic_store_explicit(&s->header.seq, number + 1, memory_order_release);
+    return true;
+}
+
+/* Into the ring, as number `number`. */
+static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64_t number, bool may_wait)
 {
     uint64_t pos = l->tail;
     uint64_t k = lane_slots_for((uint32_t)m->bytes);
@@ -56,19 +84,15 @@ static inline bool lane_put(struct lane *l, const struct message *m, bool may_wa
             return false;
     }
     union lane_slot *s = lane_slot_at(l, start);
-    s->header.context_id = m->context_id;
-    s->header.source = m->source;
-    s->header.tag = m->tag;
-    s->header.bytes = (uint32_t)m->bytes;
-    message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
+    header_fill(s, m);
     atomic_store_explicit(&lane_slot_at(l, start + k)->header.seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->header.seq, start + 1, memory_order_release);
+    atomic_store_explicit(&s->header.seq, number + 1, memory_order_release);
     if (start != pos) {
         /* Published after the message it points to: the consumer reads
          * that one only after this. */
         union lane_slot *skip = lane_slot_at(l, pos);
         skip->header.bytes = LANE_SKIP;
-        atomic_store_explicit(&skip->header.seq, pos + 1, memory_order_release);
+        atomic_store_explicit(&skip->header.seq, number + 1, memory_order_release);
     }
     l->tail = start + k;
     /* The next message, if it is as long as this one, writes the slots
@@ -83,16 +107,59 @@ static inline bool lane_put(struct lane *l, const struct message *m, bool may_wa
     return true;
 }
 
-static struct lane *lane_create(int sender_uid, int receiver_uid)
+/* `may_wait`: the receiver is another rank (not the caller itself). */
+static inline bool lane_put(struct lane *l, const struct message *m, bool may_wait)
 {
-    struct lane *l = aligned_alloc(_Alignof(struct lane), sizeof *l);
-    if (l == NULL)
+    uint64_t number = l->number;
+    if (!lane_put_answer(l, m, number) && !lane_put_ring(l, m, number, may_wait))
+        return false;
+    l->number = number + 1;
+    return true;
+}
+
+static int lane_side(int sender_uid, int receiver_uid)
+{
+    return sender_uid > receiver_uid;
+}
+
+/* The block for the lane from `self` to uid `them` (its `side`): the one
+ * of the opposite lane if `them` made it already (found in `self`'s own
+ * mailbox, whose lane list only grows while `self` runs) and that side of
+ * it is free, else a new one. (A side is taken only here, by `self`, under
+ * the receiver's mailbox lock; it can be taken already when `self` opens a
+ * lane again to a receiver that ended and dropped its lanes.) */
+static struct lane_pair *lane_pair_for(struct rank *self, int them, int side)
+{
+    struct mailbox *own = &self->pt2pt.mailbox;
+    int n = atomic_load_explicit(&own->nlanes, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        struct lane_pair *pair = own->lanes[i]->pair;
+        if (own->lanes[i]->sender_uid == them && them != rank_uid(self) && pair->side[side].pair == NULL)
+            return pair;
+    }
+    struct lane_pair *pair = aligned_alloc(_Alignof(struct lane_pair), sizeof *pair);
+    if (pair != NULL)
+        memset(pair, 0, sizeof *pair);
+    return pair;
+}
+
+/* A new lane from `self` to uid `them`; NULL when out of memory. An
+ * existing block stays alive meanwhile: its opposite lane is in `self`'s
+ * mailbox, whose reference `self` drops only when it ends. */
+static struct lane *lane_create(struct rank *self, int them)
+{
+    int me = rank_uid(self), side = lane_side(me, them);
+    struct lane_pair *pair = lane_pair_for(self, them, side);
+    if (pair == NULL)
         return NULL;
-    memset(l, 0, sizeof *l);
+    struct lane *l = &pair->side[side];
+    l->answer_slot = l->answer_out = &pair->answer_slots[side];
+    l->opposite = me != them ? &pair->side[1 - side] : NULL;
+    l->pair = pair;
+    l->sender_uid = me;
+    l->receiver_uid = them;
     l->room_end = LANE_SLOTS;
-    l->sender_uid = sender_uid;
-    l->receiver_uid = receiver_uid;
-    atomic_init(&l->refs, 2);
+    atomic_fetch_add_explicit(&pair->refs, 2, memory_order_relaxed);
     return l;
 }
 
@@ -110,7 +177,7 @@ static struct lane *lane_open(struct rank *self, struct rank *dest, unsigned ent
     for (int i = 0; i < n && l == NULL; i++)
         if (mb->lanes[i]->sender_uid == me)
             l = mb->lanes[i];
-    if (l == NULL && n < MAILBOX_LANES && (l = lane_create(me, them)) != NULL) {
+    if (l == NULL && n < MAILBOX_LANES && (l = lane_create(self, them)) != NULL) {
         mb->lanes[n] = l;
         atomic_store_explicit(&mb->nlanes, n + 1, memory_order_release);
         created = true;
@@ -167,8 +234,8 @@ bool lane_send(struct rank *self, struct rank *dest, const struct message *m)
 
 static void lane_unref(struct lane *l)
 {
-    if (atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) == 1)
-        free(l);
+    if (atomic_fetch_sub_explicit(&l->pair->refs, 1, memory_order_acq_rel) == 1)
+        free(l->pair);
 }
 
 void lanes_release(struct rank *r)

@@ -1,34 +1,56 @@
 /* Lanes: small messages between two local ranks without the receiver's lock.
  *
- * A lane is a ring of 32-byte slots from one sending rank to one receiving
- * rank. The sender (the producer; the threads of an MPI_THREAD_MULTIPLE
- * sender take the lane's producer lock) writes a message's envelope and
- * data into consecutive slots and publishes it with one release store of
- * the first slot's sequence word. The consumer is whoever holds the
- * receiver's mailbox (mailbox.c): the receiving rank when it posts a
- * receive, waits, tests or probes (pt2pt_progress), or a sender about to
- * use the mailbox path. It takes the lane's messages in order and matches
- * each into the mailbox as a sender would (posted receive, else unexpected
- * queue). So the messages of one sender reach the matching state in send
- * order, and any message a sender delivers through the mailbox path comes
- * after everything it put in a lane before (that path drains the lanes
- * first).
+ * A lane carries messages from one sending rank to one receiving rank: a
+ * ring of 32-byte slots (a message's envelope and data in consecutive
+ * slots), and for a short message that answers (below) a single slot in a
+ * cache line the two directions between the two ranks share. The sender
+ * (the producer; the threads of an MPI_THREAD_MULTIPLE sender take the
+ * lane's producer lock) numbers its messages on the lane and publishes
+ * each with one release store of its first slot's `seq`: its number + 1.
+ * The consumer is whoever holds the receiver's mailbox (mailbox.c): the
+ * receiving rank when it posts a receive, waits, tests or probes
+ * (pt2pt_progress), or a sender about to use the mailbox path. It takes
+ * the lane's messages in number order, each from where it is
+ * (lane_message_at), and matches each into the mailbox as a sender would
+ * (posted receive, else unexpected queue). So the messages of one sender
+ * reach the matching state in send order, and any message a sender
+ * delivers through the mailbox path comes after everything it put in a
+ * lane before (that path drains the lanes first).
  *
- * Ring format: a message at position p takes slots p .. p+k-1,
- * k = lane_slots_for(bytes): the first slot starts with its header, the
- * data follows contiguously (a message never wraps: a SKIP header sends
- * the consumer to the ring's start). The header's `seq` is p + 1 once the
- * message is published. The producer also clears `seq` of the slot after
- * the message before publishing, so the slot where the consumer looks next
- * holds 0 or the next message, never stale data of an older message's
- * tail. Positions are 64-bit and never wrap. The producer needs the slots
- * up to p+k inclusive free: p + k < head + LANE_SLOTS, `head` being the
- * consumer's published position (read only when the cached bound is
- * exceeded).
+ * The ring: a message at position p takes slots p .. p+k-1,
+ * k = lane_slots_for(bytes), and never wraps (a SKIP header sends the
+ * consumer to the ring's start; it carries the number of the message it
+ * points to, and is published after it). The producer also clears `seq` of
+ * the slot after the message before publishing, so the slot where the
+ * consumer looks next holds 0, a SKIP or a later message, never stale data
+ * of an older message's tail. Positions and numbers are 64-bit and never
+ * wrap. The producer needs the slots up to p+k inclusive free:
+ * p + k < head + LANE_SLOTS, `head` being the consumer's published
+ * position (read only when the cached bound is exceeded).
+ *
+ * The answer slot: the two lanes between two ranks live in one block
+ * (struct lane_pair) whose first line holds one slot per direction. A
+ * message of up to LANE_ANSWER_BYTES goes there when the slot is free
+ * (`seq` 0: the consumer frees it once it copied the message) and the
+ * sender last took exactly one message from the receiver (`answer_due`,
+ * set by the drain of the opposite lane): a request-answer exchange. The
+ * answer then goes into the line its request came in, which the answering
+ * rank has just read, and the next request into the line its answer came
+ * in: one line crosses between the cores per message instead of two
+ * (bench/lanefloor pairline, doc/performance.md §26). Streams and bursts
+ * stay in the ring, where the two directions share no line.
+ * The consumer looks for message n in the answer slot and at the ring's
+ * head, and takes the one whose `seq` is n + 1: numbers are unique, a
+ * free answer slot holds 0, and the ring's head slot holds nothing else.
+ * The lanes of a pair are made when first used, in either order; a block
+ * whose first lane was made while the other rank opened its own lane
+ * without seeing it stays half used (correct, only without the shared
+ * line).
  *
  * Ownership: a lane is created by its first sender under the receiver's
  * mailbox lock, listed in the receiver's mailbox and in the sender's
- * outgoing lanes, and freed when both ranks have ended. */
+ * outgoing lanes; its block is freed when the sender and the receiver of
+ * every lane in it have ended. */
 #ifndef STRAND_PT2PT_LANE_H
 #define STRAND_PT2PT_LANE_H
 
@@ -47,9 +69,11 @@ enum { LANE_MAX_BYTES = 1024 };
  * 32 KiB: 1023 messages of up to 8 bytes, 341 of 64, 31 of 1024. */
 enum { LANE_SLOTS = 1024, LANE_SLOT_BYTES = 32 };
 enum { LANE_SKIP = UINT32_MAX };
+/* The largest message that takes an answer slot (it fills the slot). */
+enum { LANE_ANSWER_BYTES = 8 };
 
 struct lane_header {
-    _Atomic uint64_t seq;            /* position + 1 once published */
+    _Atomic uint64_t seq;            /* the message's number + 1 once published */
     uint32_t context_id;
     int32_t source;
     int32_t tag;
@@ -57,7 +81,7 @@ struct lane_header {
 };
 
 enum { LANE_HEADER_BYTES = sizeof(struct lane_header) };
-_Static_assert(LANE_HEADER_BYTES == 24, "the header leaves 8 bytes of data in the first slot");
+_Static_assert(LANE_HEADER_BYTES + LANE_ANSWER_BYTES == LANE_SLOT_BYTES, "an answer fills one slot");
 _Static_assert((LANE_HEADER_BYTES + LANE_MAX_BYTES + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES + 1 <= LANE_SLOTS / 2,
                "a largest message and its successor slot fit twice in a ring");
 
@@ -66,18 +90,34 @@ union lane_slot {
     unsigned char raw[LANE_SLOT_BYTES];
 };
 
+struct lane_pair;
+
 struct lane {
     /* The producer's line (the sending rank's threads). */
-    _Alignas(64) uint64_t tail;      /* position of the next message */
+    _Alignas(64) uint64_t number;    /* of the next message */
+    uint64_t tail;                   /* ring position of the next message */
     uint64_t room_end;               /* head + LANE_SLOTS, as last read */
-    uint64_t stalled_head;           /* head when a wait for room last gave up (+ 1; 0: none) */
-    struct lite_lock producer_lock;  /* MPI_THREAD_MULTIPLE senders */
+    uint64_t stalled_next;           /* `next` when a wait for room last gave up (+ 1; 0: none) */
+    union lane_slot *answer_out;     /* the answer slot (set when the lane is made) */
+    struct lane_pair *pair;          /* its block (set when the lane is made) */
+    uint64_t run;                    /* messages since answer_due was last seen (an answer needs 1) */
+    atomic_bool answer_due;          /* the opposite lane's last drain took one message */
     int sender_uid, receiver_uid;
-    atomic_int refs;                 /* the sender's and the receiver's */
+    struct lite_lock producer_lock;  /* MPI_THREAD_MULTIPLE senders */
     struct lane *owned_next;         /* the sender's list (outgoing_lanes.owned) */
     /* The consumer's line: written by whoever holds the receiver's mailbox. */
     _Alignas(64) _Atomic uint64_t head;
+    _Atomic uint64_t next;           /* the number of the next message to take */
+    union lane_slot *answer_slot;    /* the answer slot (set when the lane is made) */
+    struct lane *opposite;           /* the block's other lane (set when made; NULL to itself) */
     _Alignas(64) union lane_slot slots[LANE_SLOTS];
+};
+
+/* Both directions between two ranks (side 0: from the lower uid). */
+struct lane_pair {
+    union lane_slot answer_slots[2];     /* first: the block is aligned to a line */
+    atomic_int refs;                     /* the sender's and the receiver's of each lane made */
+    struct lane side[2];
 };
 
 static inline union lane_slot *lane_slot_at(struct lane *l, uint64_t pos)
@@ -146,32 +186,68 @@ bool lane_send(struct rank *self, struct rank *dest, const struct message *m);
 
 /* ---- consumer (whoever holds the receiver's mailbox) ---- */
 
-/* The published message at the lane's position `*head`, or NULL; steps
- * `*head` over a SKIP to the ring's start. The slot stays the consumer's
- * to read until lane_consumed() passes it. */
-static inline union lane_slot *lane_message_at(struct lane *l, uint64_t *head)
+/* The consumer's place in a lane: the number of the message it takes
+ * next, and where the ring's next message is. */
+struct lane_cursor {
+    uint64_t next, head;
+};
+
+static inline struct lane_cursor lane_cursor_load(struct lane *l)
 {
+    return (struct lane_cursor){
+        .next = atomic_load_explicit(&l->next, memory_order_relaxed),
+        .head = atomic_load_explicit(&l->head, memory_order_relaxed),
+    };
+}
+
+/* Message `c->next` if it is published (in the answer slot or the ring),
+ * else NULL; steps `c->head` over a SKIP to the ring's start. The slots
+ * stay the consumer's to read until lane_cursor_step() passes them. */
+static inline union lane_slot *lane_message_at(struct lane *l, struct lane_cursor *c)
+{
+    uint64_t want = c->next + 1;
     for (;;) {
-        union lane_slot *s = lane_slot_at(l, *head);
-        if (atomic_load_explicit(&s->header.seq, memory_order_acquire) != *head + 1)
-            return NULL;
+        union lane_slot *s = lane_slot_at(l, c->head);
+        if (atomic_load_explicit(&s->header.seq, memory_order_acquire) != want)
+            break;
         if (STRAND_LIKELY(s->header.bytes != LANE_SKIP))
             return s;
-        *head += LANE_SLOTS - *head % LANE_SLOTS;
+        c->head += LANE_SLOTS - c->head % LANE_SLOTS;
     }
+    union lane_slot *s = l->answer_slot;
+    return atomic_load_explicit(&s->header.seq, memory_order_acquire) == want ? s : NULL;
 }
 
-/* Whether the message at the lane's head is published (a hint). */
+/* Moves the cursor past message `s` (just returned by lane_message_at and
+ * copied): an answer slot is given back at once, ring slots by
+ * lane_consumed. */
+static inline void lane_cursor_step(struct lane *l, struct lane_cursor *c, union lane_slot *s)
+{
+    if (s == l->answer_slot)
+        atomic_store_explicit(&s->header.seq, 0, memory_order_release);
+    else
+        c->head += lane_slots_for(s->header.bytes);
+    c->next++;
+}
+
+/* Whether the next message is published (a hint). */
 static inline bool lane_ready(struct lane *l)
 {
-    uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed);
-    return atomic_load_explicit(&lane_slot_at(l, head)->header.seq, memory_order_relaxed) == head + 1;
+    struct lane_cursor c = lane_cursor_load(l);
+    uint64_t want = c.next + 1;
+    return atomic_load_explicit(&lane_slot_at(l, c.head)->header.seq, memory_order_relaxed) == want ||
+           atomic_load_explicit(&l->answer_slot->header.seq, memory_order_relaxed) == want;
 }
 
-/* Gives the slots before `head` back to the producer. */
-static inline void lane_consumed(struct lane *l, uint64_t head)
+/* Gives the ring's slots before the cursor back to the producer; `taken`
+ * messages were taken since the cursor was loaded. Taking exactly one
+ * makes the receiver's next short message to the sender an answer. */
+static inline void lane_consumed(struct lane *l, const struct lane_cursor *c, uint64_t taken)
 {
-    atomic_store_explicit(&l->head, head, memory_order_release);
+    atomic_store_explicit(&l->next, c->next, memory_order_relaxed);
+    atomic_store_explicit(&l->head, c->head, memory_order_release);
+    if (taken == 1 && l->opposite != NULL)
+        atomic_store_explicit(&l->opposite->answer_due, true, memory_order_relaxed);
 }
 
 /* When a rank ends: its share of the lanes into and out of it. */

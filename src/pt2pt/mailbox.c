@@ -226,10 +226,11 @@ static struct strand_request *match_eager(struct mailbox *mb, const struct messa
  * `until` (if not NULL), and then returns true. */
 static bool lane_drain(struct mailbox *mb, struct lane *l, const struct strand_request *until, bool *wake)
 {
-    uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed), first = head;
+    struct lane_cursor c = lane_cursor_load(l);
+    uint64_t first = c.next;
     bool reached = false;
     union lane_slot *s;
-    while (!reached && (s = lane_message_at(l, &head)) != NULL) {
+    while (!reached && (s = lane_message_at(l, &c)) != NULL) {
         struct message m = {
             .context_id = s->header.context_id,
             .source = s->header.source,
@@ -241,10 +242,10 @@ static bool lane_drain(struct mailbox *mb, struct lane *l, const struct strand_r
         };
         struct strand_request *completed = match_eager(mb, &m, wake);
         reached = until != NULL && completed == until;
-        head += lane_slots_for(s->header.bytes);
+        lane_cursor_step(l, &c, s);
     }
-    if (head != first)
-        lane_consumed(l, head);
+    if (c.next != first)
+        lane_consumed(l, &c, c.next - first);
     return reached;
 }
 

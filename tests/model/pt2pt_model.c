@@ -52,6 +52,8 @@ static void test_lane_no_successor_room(void) { expect_caught(check_lane_mutant,
 static void test_lane_wrap_room(void) { expect_caught(check_lane_mutant, 3, "room check from the tail of a wrapping message"); }
 static void test_lane_publish_first(void) { expect_caught(check_lane_mutant, 4, "publish before the data"); }
 static void test_lane_consumed_early(void) { expect_caught(check_lane_mutant, 5, "consumer that gives slots back before copying"); }
+static void test_answer_freed_early(void) { expect_caught(check_lane_mutant, 6, "consumer that frees the answer slot before copying"); }
+static void test_answer_unchecked(void) { expect_caught(check_lane_mutant, 7, "producer that writes the answer slot unchecked"); }
 
 static void test_prober_not_woken(void) { expect_caught(check_mailbox_mutant, 1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(check_mailbox_mutant, 2, "wake before DONE"); }
@@ -79,12 +81,14 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a revocation that does not wait for the owner", test_lock_no_wait);
     CU_add_test(s, "catches a re-bias outside the lock", test_lock_bias_outside);
     CU_add_test(s, "catches a revoked owner that leaves its flag set", test_lock_no_retreat);
-    CU_add_test(s, "lane: ring order, no slot reused early, no stale slot polled", test_lane);
+    CU_add_test(s, "lane: order over ring and answer slot, no slot reused early, no stale slot polled", test_lane);
     CU_add_test(s, "catches a producer that does not clear the successor slot", test_lane_no_clear);
     CU_add_test(s, "catches a room check that forgets the successor slot", test_lane_no_successor_room);
     CU_add_test(s, "catches a room check from the tail of a wrapping message", test_lane_wrap_room);
     CU_add_test(s, "catches a publish before the data", test_lane_publish_first);
     CU_add_test(s, "catches a consumer that gives slots back before it copies", test_lane_consumed_early);
+    CU_add_test(s, "catches a consumer that frees the answer slot before it copies", test_answer_freed_early);
+    CU_add_test(s, "catches a producer that writes the answer slot without checking it is free", test_answer_unchecked);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();
