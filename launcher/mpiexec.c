@@ -34,6 +34,7 @@
 #include "../src/net/layout.h"
 #include "foreign.h"
 #include "../src/core/apps.h"
+#include "../src/util/cpus.h"
 #include "kvs.h"
 #include "remote.h"
 
@@ -380,15 +381,6 @@ static void parse_options(int argc, char **argv, struct options *o)
     split_app_contexts(o, argc, argv, i);
 }
 
-static long usable_cores(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? n : 1;
-}
-
 /* The file execvp would run for `name`: itself when it has a '/', else
  * the first executable one in PATH. Returns 0, or -1 when there is none. */
 static int program_file(const char *name, char *out, size_t len)
@@ -452,7 +444,7 @@ static void set_environment(const struct options *o)
     if (o->bind != NULL)
         setenv("STRAND_BIND", o->bind, 1);
     else
-        setenv("STRAND_BIND", o->nranks > usable_cores() ? "none" : "cores", 1);
+        setenv("STRAND_BIND", o->nranks > (long)cpus_allowed() ? "none" : "cores", 1);
     if (o->prefix_output)
         setenv("STRAND_PREFIX_OUTPUT", "1", 1);
     if (o->stack_size != NULL)

@@ -16,6 +16,7 @@
 #include "../comm/comm.h"
 #include "../net/net.h"
 #include "../pt2pt/pt2pt.h"
+#include "../util/cpus.h"
 #include "core.h"
 
 struct node strand_node = { .forked_by_rank = -2 };
@@ -165,24 +166,14 @@ const char *node_no_rank_reason(void)
     return reason;
 }
 
-/* The CPUs this process may run on: its affinity mask (taskset, a
- * cpuset or container limit, Slurm's binding), not every online CPU of the
- * machine. Counting those made two ranks under `taskset -c 0` spin for
- * each other as if each had a core: ~500 µs per message instead of a few. */
-static int allowed_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long online = sysconf(_SC_NPROCESSORS_ONLN);   /* more CPUs than a cpu_set_t holds */
-    return online > 0 ? (int)online : 1;
-}
-
 static int node_setup(void)
 {
     struct node *n = &strand_node;
     pthread_atfork(NULL, NULL, node_forked_child);
-    n->ncores = allowed_cpus();
+    /* Its allowed CPUs: counting every online CPU made two ranks under
+     * `taskset -c 0` spin for each other as if each had a core (~500 µs
+     * per message instead of a few). */
+    n->ncores = cpus_allowed();
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
     n->yield_limit = yield_limit_for(n->config.nranks, n->ncores);
     n->wait_yield_limit = wait_yield_limit_for(n->config.nranks, n->ncores);
