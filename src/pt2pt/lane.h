@@ -98,7 +98,8 @@ struct lane {
     uint64_t tail;                   /* ring position of the next message */
     uint64_t room_end;               /* head + LANE_SLOTS, as last read */
     uint64_t stalled_next;           /* `next` when a wait for room last gave up (+ 1; 0: none) */
-    union lane_slot *answer_out;     /* the answer slot (set when the lane is made) */
+    union lane_slot *answer_out;     /* the answer slot (set when the lane is made; a copy of
+                                      * answer_slot, so that each side reads only its own line) */
     struct lane_pair *pair;          /* its block (set when the lane is made) */
     uint64_t run;                    /* messages since answer_due was last seen (an answer needs 1) */
     atomic_bool answer_due;          /* the opposite lane's last drain took one message */
