@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../net/net.h"
+#include "../pt2pt/pt2pt.h"
 #include "../util/futex.h"
 #include "core.h"
 
@@ -72,6 +73,8 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
             return;
         sched_yield();
     }
+    /* Nobody would wake this thread to withdraw its offers (lane.h). */
+    pt2pt_before_sleep(self);
     for (;;) {
         unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
         /* seq_cst increment: a waker that misses it will still see done(). */

@@ -2,6 +2,7 @@
  * side is the drain in mailbox.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../util/cache.h"
 #include "lane.h"
@@ -42,13 +43,23 @@ static inline void prefetch_slots_for_write(struct lane *l, uint64_t first, uint
         prefetch_for_write(p);
 }
 
-static inline void header_fill(union lane_slot *s, const struct message *m)
+static inline void header_fill(union lane_slot *s, const struct message *m, struct completion *done)
 {
     s->header.context_id = m->context_id;
     s->header.source = m->source;
     s->header.tag = m->tag;
     s->header.bytes = (uint32_t)m->bytes;
-    message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
+    if (done == NULL) {
+        message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
+        return;
+    }
+    struct lane_offer *o = lane_offer_of(s);
+    atomic_store_explicit(&o->state, LANE_OFFER_OPEN, memory_order_relaxed);
+    o->count = m->count;
+    o->buf = m->buf;
+    o->type = m->type;
+    o->done = done;
+    o->eager = NULL;
 }
 
 /* An answer (lane.h) into the answer slot, as number `number`; false
@@ -66,13 +77,14 @@ static inline bool lane_put_answer(struct lane *l, const struct message *m, uint
     union lane_slot *s = l->answer_out;
     if (atomic_load_explicit(&s->header.seq, memory_order_acquire) != 0)
         return false;
-    header_fill(s, m);
+    header_fill(s, m, NULL);
     atomic_store_explicit(&s->header.seq, number + 1, memory_order_release);
     return true;
 }
 
 /* Into the ring, as number `number`. */
-static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64_t number, bool may_wait)
+static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64_t number, bool may_wait,
+                                 struct completion *done, uint64_t *at)
 {
     uint64_t pos = l->tail;
     uint64_t k = lane_slots_for((uint32_t)m->bytes);
@@ -84,7 +96,7 @@ static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64
             return false;
     }
     union lane_slot *s = lane_slot_at(l, start);
-    header_fill(s, m);
+    header_fill(s, m, done);
     atomic_store_explicit(&lane_slot_at(l, start + k)->header.seq, 0, memory_order_relaxed);
     atomic_store_explicit(&s->header.seq, number + 1, memory_order_release);
     if (start != pos) {
@@ -95,6 +107,7 @@ static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64
         atomic_store_explicit(&skip->header.seq, number + 1, memory_order_release);
     }
     l->tail = start + k;
+    *at = start;
     /* The next message, if it is as long as this one, writes the slots
      * after this one and clears the slot after it before it publishes;
      * stores become visible in order, so taking those lines back from the
@@ -110,8 +123,8 @@ static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64
 /* `may_wait`: the receiver is another rank (not the caller itself). */
 static inline bool lane_put(struct lane *l, const struct message *m, bool may_wait)
 {
-    uint64_t number = l->number;
-    if (!lane_put_answer(l, m, number) && !lane_put_ring(l, m, number, may_wait))
+    uint64_t number = l->number, at;
+    if (!lane_put_answer(l, m, number) && !lane_put_ring(l, m, number, may_wait, NULL, &at))
         return false;
     l->number = number + 1;
     return true;
@@ -230,12 +243,131 @@ bool lane_send(struct rank *self, struct rank *dest, const struct message *m)
     return sent;
 }
 
+/* ---- offers (lane.h, struct lane_offer) ---- */
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done)
+{
+    if (!strand_node.light_wakes || self == NULL || dest == self || dest->remote != NULL ||
+        self->thread_level == MPI_THREAD_MULTIPLE)
+        return false;
+    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    if (out->noffers == LANE_OFFERS_MAX)
+        return false;
+    if (out->offers == NULL && (out->offers = malloc(LANE_OFFERS_MAX * sizeof *out->offers)) == NULL)
+        return false;
+    struct lane *l = outgoing_lane(self, dest);
+    uint64_t number, at;
+    if (l == NULL || !lane_put_ring(l, m, number = l->number, true, done, &at))
+        return false;
+    l->number = number + 1;
+    l->run++;                   /* not a short answer: the next one is not either */
+    out->offers[out->noffers++] = (struct lane_offer_record){
+        .lane = l, .position = at, .done = done, .deadline_ns = monotonic_ns() + LANE_OFFER_WAIT_NS,
+    };
+    rank_wake_light(dest);
+    return true;
+}
+
+/* The offer of `r` while it may still be taken, else NULL (taken,
+ * withdrawn or cancelled: the record can go). Its slot is not reused
+ * before the consumer's head passed it (lane.h). */
+static struct lane_offer *offer_open(const struct lane_offer_record *r)
+{
+    if (atomic_load_explicit(&r->lane->head, memory_order_acquire) > r->position)
+        return NULL;
+    struct lane_offer *o = lane_offer_of(lane_slot_at(r->lane, r->position));
+    return atomic_load_explicit(&o->state, memory_order_acquire) == LANE_OFFER_OPEN ? o : NULL;
+}
+
+/* Sends the sender's own copy instead: the send is complete, unless the
+ * receiver took the offer meanwhile (it then signals the completion). */
+static void offer_withdraw(const struct lane_offer_record *r, struct lane_offer *o)
+{
+    size_t bytes = lane_slot_at(r->lane, r->position)->header.bytes;
+    void *copy = malloc(bytes);
+    if (copy == NULL)
+        strand_job_abort(1, "Strand MPI: out of memory for an eager message\n");
+    dt_pack(copy, o->buf, (size_t)o->count, o->type);
+    o->eager = copy;
+    uint32_t open = LANE_OFFER_OPEN;
+    if (atomic_compare_exchange_strong_explicit(&o->state, &open, LANE_OFFER_EAGER, memory_order_release,
+                                                memory_order_relaxed))
+        completion_signal(r->done);
+    else
+        free(copy);
+}
+
+void lane_offers_progress(struct rank *self, bool all)
+{
+    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    uint64_t now = all ? UINT64_MAX : 0;     /* read once, when an open offer needs it */
+    int kept = 0;
+    for (int i = 0; i < out->noffers; i++) {
+        struct lane_offer_record *r = &out->offers[i];
+        struct lane_offer *o = offer_open(r);
+        if (o == NULL)
+            continue;
+        if (now == 0)
+            now = monotonic_ns();
+        if (now >= r->deadline_ns) {
+            offer_withdraw(r, o);
+            continue;
+        }
+        out->offers[kept++] = *r;
+    }
+    out->noffers = kept;
+}
+
+bool lane_offer_cancel(struct rank *self, struct completion *done)
+{
+    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    for (int i = 0; i < out->noffers; i++) {
+        struct lane_offer_record *r = &out->offers[i];
+        struct lane_offer *o;
+        if (r->done != done || (o = offer_open(r)) == NULL)
+            continue;
+        uint32_t open = LANE_OFFER_OPEN;
+        if (!atomic_compare_exchange_strong_explicit(&o->state, &open, LANE_OFFER_CANCELLED,
+                                                     memory_order_relaxed, memory_order_relaxed))
+            return false;       /* taken: the receive completes the send */
+        out->offers[i] = out->offers[--out->noffers];
+        return true;
+    }
+    return false;
+}
+
 /* ---- end of a rank ---- */
+
+/* The copies of withdrawn offers nobody received (the program ended
+ * without receiving them). */
+static void lane_free_unreceived(struct lane *l)
+{
+    struct lane_cursor c = lane_cursor_load(l);
+    union lane_slot *s;
+    while ((s = lane_message_at(l, &c)) != NULL) {
+        if (lane_is_offer(s) && atomic_load_explicit(&lane_offer_of(s)->state, memory_order_acquire) ==
+                                    LANE_OFFER_EAGER)
+            free(lane_offer_of(s)->eager);
+        lane_cursor_step(l, &c, s);
+    }
+}
 
 static void lane_unref(struct lane *l)
 {
-    if (atomic_fetch_sub_explicit(&l->pair->refs, 1, memory_order_acq_rel) == 1)
-        free(l->pair);
+    struct lane_pair *pair = l->pair;
+    if (atomic_fetch_sub_explicit(&pair->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int side = 0; side < 2; side++)
+        if (pair->side[side].pair != NULL)
+            lane_free_unreceived(&pair->side[side]);
+    free(pair);
 }
 
 void lanes_release(struct rank *r)
@@ -251,6 +383,9 @@ void lanes_release(struct rank *r)
         lane_unref(l);
     }
     out->owned = NULL;
+    free(out->offers);
+    out->offers = NULL;
+    out->noffers = 0;
     for (int i = 0; i < OUTGOING_LANE_CACHE; i++)
         atomic_store_explicit(&out->cache[i], NULL, memory_order_relaxed);
 }

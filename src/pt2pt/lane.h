@@ -47,6 +47,8 @@
  * without seeing it stays half used (correct, only without the shared
  * line).
  *
+ * Messages above LANE_MAX_BYTES travel as offers: see struct lane_offer.
+ *
  * Ownership: a lane is created by its first sender under the receiver's
  * mailbox lock, listed in the receiver's mailbox and in the sender's
  * outgoing lanes; its block is freed when the sender and the receiver of
@@ -90,6 +92,59 @@ union lane_slot {
     unsigned char raw[LANE_SLOT_BYTES];
 };
 
+/* An offer: a message of more than LANE_MAX_BYTES, up to the eager limit,
+ * from a rank that is not MPI_THREAD_MULTIPLE, goes into the ring as a
+ * description of the sender's buffer (after the header, where a short
+ * message's data would be). The receiver copies straight from that buffer
+ * into the posted receive (or, unmatched, into an eager envelope) and
+ * signals the send's completion: one copy, and none of the mailbox path's
+ * lines (the receiver's lock, the posted request) cross between the cores.
+ * `state` decides who has the data, by one compare-and-swap from OPEN:
+ *  - TAKEN: the receiver (consumer) copies from `buf`, then signals `done`;
+ *  - EAGER: the sender withdrew the offer, its copy in `eager` (stored
+ *    before the swap; the consumer copies from it and frees it), and its
+ *    send is complete. A sender withdraws an offer not taken within
+ *    LANE_OFFER_WAIT_NS, and all of them before its rank sleeps or
+ *    finalizes: so a standard send of that size never waits for the
+ *    receiver, as with an eager protocol (lane_offers_progress);
+ *  - CANCELLED: MPI_Cancel of the send; the consumer skips the message.
+ * The slots stay where they are whatever the state, so the offer keeps its
+ * place in the sender's order. Only the sending rank's thread writes the
+ * ring, so the slot of an offer cannot be reused before the consumer's
+ * published `head` has passed it: the sender looks at `state` only while
+ * `head` has not. */
+enum { LANE_OFFER_OPEN = 0, LANE_OFFER_TAKEN = 1, LANE_OFFER_EAGER = 2, LANE_OFFER_CANCELLED = 3 };
+struct lane_offer {
+    _Atomic uint32_t state;
+    int count;
+    const void *buf;
+    MPI_Datatype type;
+    struct completion *done;         /* the send's (a request's, or a blocking send's own) */
+    void *eager;                     /* EAGER: the sender's copy, packed */
+};
+
+static inline struct lane_offer *lane_offer_of(union lane_slot *s)
+{
+    return (struct lane_offer *)(s->raw + LANE_HEADER_BYTES);
+}
+
+static inline bool lane_is_offer(const union lane_slot *s)
+{
+    return s->header.bytes > LANE_MAX_BYTES;
+}
+
+/* How long an offer waits to be taken before its sender withdraws it. */
+enum { LANE_OFFER_WAIT_NS = 5000 };
+
+/* Offers a rank has made and not yet seen taken: its thread's alone. */
+enum { LANE_OFFERS_MAX = 16 };
+struct lane_offer_record {
+    struct lane *lane;
+    uint64_t position;               /* of its first slot in the ring */
+    struct completion *done;
+    uint64_t deadline_ns;            /* CLOCK_MONOTONIC */
+};
+
 struct lane_pair;
 
 struct lane {
@@ -126,8 +181,11 @@ static inline union lane_slot *lane_slot_at(struct lane *l, uint64_t pos)
     return &l->slots[pos % LANE_SLOTS];
 }
 
+/* The slots a message of `bytes` takes (an offer's, above LANE_MAX_BYTES). */
 static inline uint64_t lane_slots_for(uint32_t bytes)
 {
+    if (bytes > LANE_MAX_BYTES)
+        bytes = sizeof(struct lane_offer);
     return (LANE_HEADER_BYTES + (uint64_t)bytes + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES;
 }
 
@@ -184,6 +242,22 @@ static inline void mailbox_unlock(struct rank *r, bool biased)
  * the mailbox path, which drains the lanes first. Any thread of a rank,
  * with `self` its rank. */
 bool lane_send(struct rank *self, struct rank *dest, const struct message *m);
+
+/* Offers `m` (above LANE_MAX_BYTES, up to the eager limit, not
+ * synchronous) to `dest` through the sender's lane; `done` is signalled
+ * when the receiver has copied it or the sender withdrew it, and must stay
+ * valid until then. False when it may not (MPI_THREAD_MULTIPLE, no lane,
+ * no room, LANE_OFFERS_MAX offers outstanding): the caller takes the
+ * mailbox path. The rank's thread, `self` its rank. */
+bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done);
+
+/* The sender's side of its offers: forgets those taken, withdraws those
+ * older than LANE_OFFER_WAIT_NS (all of them with `all`: before the rank
+ * sleeps or finalizes). The rank's thread, from pt2pt_progress. */
+void lane_offers_progress(struct rank *self, bool all);
+
+/* MPI_Cancel of a send whose offer nobody took yet: true when cancelled. */
+bool lane_offer_cancel(struct rank *self, struct completion *done);
 
 /* ---- consumer (whoever holds the receiver's mailbox) ---- */
 

@@ -222,6 +222,39 @@ static struct strand_request *match_eager(struct mailbox *mb, const struct messa
     return NULL;
 }
 
+/* An offer (lane.h, struct lane_offer): taken, the data is copied from
+ * the sender's buffer and the send completes; withdrawn, it comes from the
+ * sender's copy; cancelled, it is skipped. */
+static struct strand_request *match_offer(struct mailbox *mb, union lane_slot *s, bool *wake)
+{
+    struct lane_offer *o = lane_offer_of(s);
+    struct message m = {
+        .context_id = s->header.context_id,
+        .source = s->header.source,
+        .tag = s->header.tag,
+        .bytes = s->header.bytes,
+    };
+    uint32_t state = LANE_OFFER_OPEN;
+    if (atomic_compare_exchange_strong_explicit(&o->state, &state, LANE_OFFER_TAKEN, memory_order_acquire,
+                                                memory_order_acquire)) {
+        m.buf = o->buf;
+        m.count = o->count;
+        m.type = o->type;
+        struct completion *done = o->done;
+        struct strand_request *req = match_eager(mb, &m, wake);
+        completion_signal(done);
+        return req;
+    }
+    if (state == LANE_OFFER_CANCELLED)
+        return NULL;
+    m.buf = o->eager;
+    m.count = (int)m.bytes;
+    m.type = MPI_BYTE;
+    struct strand_request *req = match_eager(mb, &m, wake);
+    free(o->eager);
+    return req;
+}
+
 /* Takes the lane's messages in order; stops after the one that completes
  * `until` (if not NULL), and then returns true. */
 static bool lane_drain(struct mailbox *mb, struct lane *l, const struct strand_request *until, bool *wake)
@@ -231,6 +264,12 @@ static bool lane_drain(struct mailbox *mb, struct lane *l, const struct strand_r
     bool reached = false;
     union lane_slot *s;
     while (!reached && (s = lane_message_at(l, &c)) != NULL) {
+        if (STRAND_UNLIKELY(lane_is_offer(s))) {
+            struct strand_request *completed = match_offer(mb, s, wake);
+            reached = until != NULL && completed == until;
+            lane_cursor_step(l, &c, s);
+            continue;
+        }
         struct message m = {
             .context_id = s->header.context_id,
             .source = s->header.source,
@@ -280,6 +319,8 @@ static bool lanes_drain(struct mailbox *mb)
 void pt2pt_progress(struct rank *self)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
+    if (STRAND_UNLIKELY(self->pt2pt.lanes_out.noffers > 0))
+        lane_offers_progress(self, false);
     if (!lanes_pending(mb))
         return;
     bool biased = mailbox_lock(self);
@@ -287,6 +328,12 @@ void pt2pt_progress(struct rank *self)
     mailbox_unlock(self, biased);
     if (wake)
         rank_wake(self);
+}
+
+void pt2pt_before_sleep(struct rank *self)
+{
+    if (self == strand_self && self->pt2pt.lanes_out.noffers > 0)
+        lane_offers_progress(self, true);
 }
 
 /* A small message goes into the sender's lane to `dest` when it has one
@@ -300,6 +347,10 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
 {
     if (!sync && lane_send(strand_self, dest, m))
         return QUEUED_EAGER;
+    /* An eager-sized message for a lane: an offer (lane.h). */
+    if (!sync && m->bytes > LANE_MAX_BYTES && m->bytes <= strand_node.config.eager_limit &&
+        lane_offer(strand_self, dest, m, done))
+        return QUEUED_RENDEZVOUS;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool biased = mailbox_lock(dest);
     bool wake_probers = lanes_drain(mb);
@@ -508,6 +559,8 @@ bool mailbox_cancel_send(struct rank *dest, struct completion *done)
 {
     if (dest == NULL)
         return false;
+    if (strand_self->pt2pt.lanes_out.noffers > 0 && lane_offer_cancel(strand_self, done))
+        return true;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool found = false;
     bool biased = mailbox_lock(dest);

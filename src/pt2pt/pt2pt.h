@@ -150,6 +150,10 @@ bool mailbox_probe(struct rank *self, uint32_t context_id, int source, int tag, 
  * requests: a receive posted for a lane message completes here. Any
  * thread of the rank. */
 void pt2pt_progress(struct rank *self);
+/* Before `self`'s thread sleeps (rank_wait_until) or finalizes: its
+ * offers of mid-sized messages still open are withdrawn (lane.h), so that
+ * no send of eager size waits for a receiver. The rank's thread. */
+void pt2pt_before_sleep(struct rank *self);
 bool mailbox_cancel_receive(struct rank *self, struct strand_request *req);
 /* `dest`: the rank the send went to (NULL for MPI_PROC_NULL). */
 bool mailbox_cancel_send(struct rank *dest, struct completion *done);

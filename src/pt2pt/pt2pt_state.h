@@ -11,6 +11,7 @@
 struct envelope;
 struct strand_request;
 struct lane;
+struct lane_offer_record;
 
 /* Lanes into one mailbox at most (the first local senders to send a small
  * message get one; later ones use the mailbox path, see lane.h). */
@@ -42,13 +43,17 @@ struct mailbox {
 /* The lanes a rank sends on, found by the receiver's rank_uid() in a small
  * direct-mapped cache (a miss looks in the receiver's mailbox). `denied`
  * remembers, per entry, one receiver (uid + 1) whose lanes were all taken.
- * `owned` lists the rank's lanes, for the release when the rank ends. */
+ * `owned` lists the rank's lanes, for the release when the rank ends.
+ * `offers` are the offers of mid-sized messages it made and has not seen
+ * taken (lane.h; allocated with the first, the rank's thread's alone). */
 enum { OUTGOING_LANE_CACHE = 64 };
 struct outgoing_lanes {
     _Atomic(struct lane *) cache[OUTGOING_LANE_CACHE];
     atomic_int denied[OUTGOING_LANE_CACHE];
     struct lite_lock lock;                    /* `owned` */
     struct lane *owned;
+    int noffers;
+    struct lane_offer_record *offers;         /* LANE_OFFERS_MAX */
 };
 
 /* `free` belongs to the rank's MPI-calling thread; with

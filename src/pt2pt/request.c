@@ -57,6 +57,7 @@ void pt2pt_rank_destroy(struct rank *r)
 
 void pt2pt_finalize_rank(struct rank *r)
 {
+    pt2pt_before_sleep(r);
     bsend_flush(r);
     request_reap_detached(r);
 }

@@ -32,5 +32,9 @@ bool check_biased_lock_mutant(int mutant, struct explore_stats *stats, FILE *out
  * mailbox path; mutants 1-5 are flaws the checker must find. */
 bool check_lane(struct explore_stats *stats, FILE *out);
 bool check_lane_mutant(int mutant, struct explore_stats *stats, FILE *out);
+/* An offer of a mid-sized message (model_offer.c): its taking, withdrawal
+ * and cancel; mutants 1-5 are flaws the checker must find. */
+bool check_offer(struct explore_stats *stats, FILE *out);
+bool check_offer_mutant(int mutant, struct explore_stats *stats, FILE *out);
 
 #endif

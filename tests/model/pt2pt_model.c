@@ -2,7 +2,7 @@
  * (src/pt2pt/mailbox.c) with two threads on the receiving rank and two
  * senders, including the sleep/wake handshake of src/core/wait.c (see
  * model_mailbox.c); the mailbox's biased lock (model_biased_lock.c); and
- * the ring of a lane (model_lane.c). Run by `make check`; `--full` explores every
+ * the ring of a lane (model_lane.c) and an offer (model_offer.c). Run by `make check`; `--full` explores every
  * eager/rendezvous pattern (minutes). A failure prints the trace. */
 #include <CUnit/Basic.h>
 #include <stdlib.h>
@@ -40,6 +40,7 @@ static void expect_caught(mutant_check check, int mutant, const char *what)
 static void test_mailbox(void) { expect_checked(check_mailbox, "mailbox"); }
 static void test_biased_lock(void) { expect_checked(check_biased_lock, "biased lock"); }
 static void test_lane(void) { expect_checked(check_lane, "lane"); }
+static void test_offer(void) { expect_checked(check_offer, "offer"); }
 
 static void test_lock_no_membarrier(void) { expect_caught(check_biased_lock_mutant, 1, "revocation without membarrier"); }
 static void test_lock_no_recheck(void) { expect_caught(check_biased_lock_mutant, 2, "owner that does not load `biased` again"); }
@@ -54,6 +55,12 @@ static void test_lane_publish_first(void) { expect_caught(check_lane_mutant, 4, 
 static void test_lane_consumed_early(void) { expect_caught(check_lane_mutant, 5, "consumer that gives slots back before copying"); }
 static void test_answer_freed_early(void) { expect_caught(check_lane_mutant, 6, "consumer that frees the answer slot before copying"); }
 static void test_answer_unchecked(void) { expect_caught(check_lane_mutant, 7, "producer that writes the answer slot unchecked"); }
+
+static void test_offer_signal_early(void) { expect_caught(check_offer_mutant, 1, "receiver that signals the send before it copies"); }
+static void test_offer_withdraw_store(void) { expect_caught(check_offer_mutant, 2, "withdrawal by a store, not a swap"); }
+static void test_offer_eager_late(void) { expect_caught(check_offer_mutant, 3, "withdrawal that publishes its copy after the swap"); }
+static void test_offer_no_head(void) { expect_caught(check_offer_mutant, 4, "sender that does not check the consumer's head"); }
+static void test_offer_cancel_store(void) { expect_caught(check_offer_mutant, 5, "cancel by a store, not a swap"); }
 
 static void test_prober_not_woken(void) { expect_caught(check_mailbox_mutant, 1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(check_mailbox_mutant, 2, "wake before DONE"); }
@@ -89,6 +96,12 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a consumer that gives slots back before it copies", test_lane_consumed_early);
     CU_add_test(s, "catches a consumer that frees the answer slot before it copies", test_answer_freed_early);
     CU_add_test(s, "catches a producer that writes the answer slot without checking it is free", test_answer_unchecked);
+    CU_add_test(s, "offer: one copy, taken or withdrawn or cancelled, no buffer or slot used after reuse", test_offer);
+    CU_add_test(s, "catches a receiver that signals the send before it copies", test_offer_signal_early);
+    CU_add_test(s, "catches a withdrawal by a store instead of a swap", test_offer_withdraw_store);
+    CU_add_test(s, "catches a withdrawal that publishes its copy after the swap", test_offer_eager_late);
+    CU_add_test(s, "catches a sender that does not check the consumer's head", test_offer_no_head);
+    CU_add_test(s, "catches a cancel by a store instead of a swap", test_offer_cancel_store);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();
