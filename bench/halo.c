@@ -9,11 +9,19 @@
  * (oversubscribed on 2 cores) and 2 ranks (then the 4 neighbours are the
  * other rank twice and this rank twice).
  *
+ * With --touch, every iteration first reads a word of each line of the
+ * halos it received and writes one of each line of those it sends (the
+ * same bytes), as a stencil code that uses its halos and computes the
+ * next ones does. Without it nobody touches the data between exchanges,
+ * which flatters whichever design leaves the lines where the last copy
+ * put them (a receiver copying from a send buffer it read last time finds
+ * it in its own cache).
+ *
  * Checked: one exchange into cleared buffers after timing; every rank
  * checks each halo against the pattern of the neighbour and direction.
  *
  * Output: "halo SIZE US_PER_EXCHANGE us".
- * Run:    mpiexec -n 64 ./halo [--time S]
+ * Run:    mpiexec -n 64 ./halo [--time S] [--touch]
  */
 #include "bench.h"
 
@@ -23,6 +31,8 @@ typedef struct {
     MPI_Comm comm;
     int rank, bytes;
     int nbr[4];           /* left, right, down, up */
+    int touch;            /* --touch */
+    unsigned sink;        /* what --touch read */
     unsigned char *out;   /* 4 slots */
     unsigned char *in;    /* 4 slots */
     MPI_Request reqs[8];
@@ -40,6 +50,15 @@ static void halo_kernel(void *arg, long iters)
     halo_ctx *c = arg;
     size_t b = (size_t)c->bytes;
     for (long i = 0; i < iters; i++) {
+        if (c->touch) {
+            volatile unsigned char *in = c->in, *out = c->out;
+            unsigned char sum = 0;
+            for (size_t k = 0; k < 4 * b; k += 64)
+                sum += in[k];
+            for (size_t k = 0; k < 4 * b; k += 64)
+                out[k] = out[k];
+            c->sink += sum;
+        }
         /* The message sent in direction d arrives from the opposite side:
          * receive slot d takes what neighbour d sent in direction d ^ 1,
          * with tag HALO_TAG + direction so that the two messages between
@@ -61,6 +80,15 @@ static void halo_verify(halo_ctx *c)
                     halo_seed(c, c->nbr[d], d ^ 1));
 }
 
+static int halo_parse(void *arg, int argc, char **argv, int *i)
+{
+    (void)argc;
+    if (strcmp(argv[*i], "--touch"))
+        return 0;
+    *(int *)arg = 1;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const long sizes[] = {8, 64, 256, BENCH_KIB, 4 * BENCH_KIB};
@@ -70,7 +98,12 @@ int main(int argc, char **argv)
     halo_ctx c;
 
     bench_init(&argc, &argv);
-    int status = bench_parse_args(comm, argc, argv, &opts, "", NULL, NULL);
+    c.touch = 0;
+    c.sink = 0;
+    int status = bench_parse_args(comm, argc, argv, &opts,
+                                  "  --touch         read the received halos' lines and write the outgoing ones'\n"
+                                  "                  before each exchange\n",
+                                  halo_parse, &c.touch);
     if (status != 0) {
         MPI_Finalize();
         return status < 0 ? 1 : 0;

@@ -252,12 +252,20 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Looks at every record: forgets the offers taken (or withdrawn or
+ * cancelled); with `now`, withdraws those past their deadline whose
+ * receiver took nothing from the lane since the last look, and gives the
+ * others a new deadline; with `now` UINT64_MAX, withdraws all. */
+static void offers_sweep(struct outgoing_lanes *out, uint64_t now);
+
 bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done)
 {
     if (!strand_node.light_wakes || self == NULL || dest == self || dest->remote != NULL ||
         self->thread_level == MPI_THREAD_MULTIPLE)
         return false;
     struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    if (out->noffers == LANE_OFFERS_MAX)
+        offers_sweep(out, 0);
     if (out->noffers == LANE_OFFERS_MAX)
         return false;
     if (out->offers == NULL && (out->offers = malloc(LANE_OFFERS_MAX * sizeof *out->offers)) == NULL)
@@ -268,19 +276,24 @@ bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, s
         return false;
     l->number = number + 1;
     l->run++;                   /* not a short answer: the next one is not either */
+    uint64_t deadline = monotonic_ns() + LANE_OFFER_WAIT_NS;
+    if (out->noffers == 0 || deadline < out->offers_due_ns)
+        out->offers_due_ns = deadline;
     out->offers[out->noffers++] = (struct lane_offer_record){
-        .lane = l, .position = at, .done = done, .deadline_ns = monotonic_ns() + LANE_OFFER_WAIT_NS,
+        .lane = l, .position = at, .done = done, .deadline_ns = deadline,
+        .head_seen = l->room_end - LANE_SLOTS,      /* the head as last read: no load of its line */
     };
     rank_wake_light(dest);
     return true;
 }
 
 /* The offer of `r` while it may still be taken, else NULL (taken,
- * withdrawn or cancelled: the record can go). Its slot is not reused
- * before the consumer's head passed it (lane.h). */
-static struct lane_offer *offer_open(const struct lane_offer_record *r)
+ * withdrawn or cancelled: the record can go); `*head` is the consumer's
+ * head. Its slot is not reused before that head passed it (lane.h). */
+static struct lane_offer *offer_open(const struct lane_offer_record *r, uint64_t *head)
 {
-    if (atomic_load_explicit(&r->lane->head, memory_order_acquire) > r->position)
+    *head = atomic_load_explicit(&r->lane->head, memory_order_acquire);
+    if (*head > r->position)
         return NULL;
     struct lane_offer *o = lane_offer_of(lane_slot_at(r->lane, r->position));
     return atomic_load_explicit(&o->state, memory_order_acquire) == LANE_OFFER_OPEN ? o : NULL;
@@ -304,25 +317,38 @@ static void offer_withdraw(const struct lane_offer_record *r, struct lane_offer 
         free(copy);
 }
 
-void lane_offers_progress(struct rank *self, bool all)
+static void offers_sweep(struct outgoing_lanes *out, uint64_t now)
 {
-    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
-    uint64_t now = all ? UINT64_MAX : 0;     /* read once, when an open offer needs it */
     int kept = 0;
+    uint64_t due = UINT64_MAX;
     for (int i = 0; i < out->noffers; i++) {
         struct lane_offer_record *r = &out->offers[i];
-        struct lane_offer *o = offer_open(r);
+        uint64_t head;
+        struct lane_offer *o = offer_open(r, &head);
         if (o == NULL)
             continue;
-        if (now == 0)
-            now = monotonic_ns();
-        if (now >= r->deadline_ns) {
-            offer_withdraw(r, o);
-            continue;
+        if (now != 0 && now >= r->deadline_ns) {
+            if (now == UINT64_MAX || head == r->head_seen) {
+                offer_withdraw(r, o);
+                continue;
+            }
+            r->head_seen = head;        /* the receiver is taking: wait on */
+            r->deadline_ns = now + LANE_OFFER_WAIT_NS;
         }
+        if (r->deadline_ns < due)
+            due = r->deadline_ns;
         out->offers[kept++] = *r;
     }
     out->noffers = kept;
+    out->offers_due_ns = due;
+}
+
+void lane_offers_progress(struct rank *self, bool all)
+{
+    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    uint64_t now = all ? UINT64_MAX : monotonic_ns();
+    if (now >= out->offers_due_ns)
+        offers_sweep(out, now);
 }
 
 bool lane_offer_cancel(struct rank *self, struct completion *done)
@@ -331,7 +357,8 @@ bool lane_offer_cancel(struct rank *self, struct completion *done)
     for (int i = 0; i < out->noffers; i++) {
         struct lane_offer_record *r = &out->offers[i];
         struct lane_offer *o;
-        if (r->done != done || (o = offer_open(r)) == NULL)
+        uint64_t head;
+        if (r->done != done || (o = offer_open(r, &head)) == NULL)
             continue;
         uint32_t open = LANE_OFFER_OPEN;
         if (!atomic_compare_exchange_strong_explicit(&o->state, &open, LANE_OFFER_CANCELLED,

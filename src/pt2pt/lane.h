@@ -92,7 +92,8 @@ union lane_slot {
     unsigned char raw[LANE_SLOT_BYTES];
 };
 
-/* An offer: a message of more than LANE_MAX_BYTES, up to the eager limit,
+/* An offer: a message of more than LANE_MAX_BYTES, up to
+ * LANE_OFFER_MAX_BYTES and the eager limit,
  * from a rank that is not MPI_THREAD_MULTIPLE, goes into the ring as a
  * description of the sender's buffer (after the header, where a short
  * message's data would be). The receiver copies straight from that buffer
@@ -103,10 +104,12 @@ union lane_slot {
  *  - TAKEN: the receiver (consumer) copies from `buf`, then signals `done`;
  *  - EAGER: the sender withdrew the offer, its copy in `eager` (stored
  *    before the swap; the consumer copies from it and frees it), and its
- *    send is complete. A sender withdraws an offer not taken within
- *    LANE_OFFER_WAIT_NS, and all of them before its rank sleeps or
- *    finalizes: so a standard send of that size never waits for the
- *    receiver, as with an eager protocol (lane_offers_progress);
+ *    send is complete. A sender withdraws an offer when the receiver took
+ *    nothing from the lane for LANE_OFFER_WAIT_NS (a receiver that drains
+ *    a stream slower than the sender sends is still taking), and all of
+ *    them before its thread sleeps or finalizes: so a standard send of
+ *    that size never waits long for a receiver that is busy elsewhere, as
+ *    with an eager protocol (lane_offers_progress);
  *  - CANCELLED: MPI_Cancel of the send; the consumer skips the message.
  * The slots stay where they are whatever the state, so the offer keeps its
  * place in the sender's order. Only the sending rank's thread writes the
@@ -133,16 +136,30 @@ static inline bool lane_is_offer(const union lane_slot *s)
     return s->header.bytes > LANE_MAX_BYTES;
 }
 
-/* How long an offer waits to be taken before its sender withdraws it. */
+/* The largest message that travels as an offer (and at most the eager
+ * limit). Above it the sender's copy into a posted receive is faster in a
+ * stream whose data nobody touches: there the receiver's buffers stay in
+ * the sender's cache, while an offer makes the receiver read the sender's
+ * buffers (16 KiB stream: 30 -> 16 GB/s, doc/performance.md §28). */
+enum { LANE_OFFER_MAX_BYTES = 4096 };
+
+/* How long an offer waits while its receiver takes nothing from the lane,
+ * before its sender withdraws it. */
 enum { LANE_OFFER_WAIT_NS = 5000 };
 
-/* Offers a rank has made and not yet seen taken: its thread's alone. */
-enum { LANE_OFFERS_MAX = 16 };
+/* Offers a rank has made and not yet seen taken: its thread's alone (a
+ * ring holds at most 511 offers; a sender streaming into 16 lanes rarely
+ * has more than a few hundred open). */
+enum { LANE_OFFERS_MAX = 256 };
+/* pt2pt_progress reads the clock for the offers' deadlines once per this
+ * many calls (a clock read costs about as much as a poll). */
+enum { LANE_OFFER_POLLS = 32 };
 struct lane_offer_record {
     struct lane *lane;
     uint64_t position;               /* of its first slot in the ring */
     struct completion *done;
     uint64_t deadline_ns;            /* CLOCK_MONOTONIC */
+    uint64_t head_seen;              /* the consumer's head at the last look */
 };
 
 struct lane_pair;
@@ -243,17 +260,20 @@ static inline void mailbox_unlock(struct rank *r, bool biased)
  * with `self` its rank. */
 bool lane_send(struct rank *self, struct rank *dest, const struct message *m);
 
-/* Offers `m` (above LANE_MAX_BYTES, up to the eager limit, not
- * synchronous) to `dest` through the sender's lane; `done` is signalled
+/* Offers `m` (above LANE_MAX_BYTES, up to LANE_OFFER_MAX_BYTES and the
+ * eager limit, not synchronous) to `dest` through the sender's lane; `done` is signalled
  * when the receiver has copied it or the sender withdrew it, and must stay
  * valid until then. False when it may not (MPI_THREAD_MULTIPLE, no lane,
  * no room, LANE_OFFERS_MAX offers outstanding): the caller takes the
  * mailbox path. The rank's thread, `self` its rank. */
 bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done);
 
-/* The sender's side of its offers: forgets those taken, withdraws those
- * older than LANE_OFFER_WAIT_NS (all of them with `all`: before the rank
- * sleeps or finalizes). The rank's thread, from pt2pt_progress. */
+/* The sender's side of its offers, once the earliest deadline passed
+ * (until then it reads only the clock, no line the receiver writes):
+ * forgets those taken, withdraws those whose receiver took nothing from
+ * the lane for LANE_OFFER_WAIT_NS (all of them with `all`: before the
+ * rank's thread sleeps or finalizes). The rank's thread, from
+ * pt2pt_progress. */
 void lane_offers_progress(struct rank *self, bool all);
 
 /* MPI_Cancel of a send whose offer nobody took yet: true when cancelled. */

@@ -319,7 +319,8 @@ static bool lanes_drain(struct mailbox *mb)
 void pt2pt_progress(struct rank *self)
 {
     struct mailbox *mb = &self->pt2pt.mailbox;
-    if (STRAND_UNLIKELY(self->pt2pt.lanes_out.noffers > 0))
+    struct outgoing_lanes *out = &self->pt2pt.lanes_out;
+    if (STRAND_UNLIKELY(out->noffers > 0) && ++out->offer_polls % LANE_OFFER_POLLS == 0)
         lane_offers_progress(self, false);
     if (!lanes_pending(mb))
         return;
@@ -348,8 +349,8 @@ enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool s
     if (!sync && lane_send(strand_self, dest, m))
         return QUEUED_EAGER;
     /* An eager-sized message for a lane: an offer (lane.h). */
-    if (!sync && m->bytes > LANE_MAX_BYTES && m->bytes <= strand_node.config.eager_limit &&
-        lane_offer(strand_self, dest, m, done))
+    if (!sync && m->bytes > LANE_MAX_BYTES && m->bytes <= LANE_OFFER_MAX_BYTES &&
+        m->bytes <= strand_node.config.eager_limit && lane_offer(strand_self, dest, m, done))
         return QUEUED_RENDEZVOUS;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool biased = mailbox_lock(dest);

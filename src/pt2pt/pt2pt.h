@@ -5,7 +5,9 @@
  * receive buffer. Otherwise it leaves an envelope in the unexpected queue:
  * eager (data copied into the envelope) when small, rendezvous (pointing at
  * the sender's buffer; the receiver copies and completes the sender) when
- * large or synchronous. Either way a rendezvous message is copied once. */
+ * large or synchronous. Either way a rendezvous message is copied once.
+ * Between ranks on their own cores, small and mid-sized messages go
+ * through lanes first (lane.h). */
 #ifndef STRAND_PT2PT_H
 #define STRAND_PT2PT_H
 

@@ -4,6 +4,7 @@
 #define STRAND_PT2PT_STATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "../util/atomic_stack.h"
 #include "../util/biased_lock.h"
 #include "../util/lock.h"
@@ -53,6 +54,8 @@ struct outgoing_lanes {
     struct lite_lock lock;                    /* `owned` */
     struct lane *owned;
     int noffers;
+    unsigned offer_polls;                     /* pt2pt_progress calls while noffers > 0 */
+    uint64_t offers_due_ns;                   /* the earliest deadline of `offers` */
     struct lane_offer_record *offers;         /* LANE_OFFERS_MAX */
 };
 

@@ -1,7 +1,7 @@
 /*
  * lane_offers: messages of 1-16 KiB between two ranks, where Strand (ranks
- * on their own cores) puts an offer into the lane and the receiver copies
- * from the sender's buffer. Whatever the implementation, each case below
+ * on their own cores) puts an offer into the lane for those of up to
+ * 4 KiB and the receiver copies from the sender's buffer. Whatever the implementation, each case below
  * must behave as an eager send would:
  *  - send, then barrier: the sender's MPI_Send returns while the receiver
  *    sits in MPI_Barrier, which takes no message (else: a hang);
@@ -47,9 +47,12 @@ static uint32_t next_random(uint64_t *state)
     return (uint32_t)(*state >> 33);
 }
 
+/* Mostly 1025..4096 bytes (offers), else up to 16 KiB (Strand's mailbox
+ * path, eager: the two must keep their order). */
 static int medium_size(struct pair *p)
 {
-    return 1025 + (int)(next_random(&p->rng) % (MAX_BYTES - 1024));
+    uint32_t r = next_random(&p->rng);
+    return r % 4 != 0 ? 1025 + (int)(r / 4 % 3072) : 4097 + (int)(r / 4 % (MAX_BYTES - 4096));
 }
 
 static void fill(unsigned char *buf, int bytes, uint32_t number)
