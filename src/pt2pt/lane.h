@@ -92,11 +92,11 @@ union lane_slot {
     unsigned char raw[LANE_SLOT_BYTES];
 };
 
-/* An offer: a message of more than LANE_MAX_BYTES, up to
- * LANE_OFFER_MAX_BYTES and the eager limit,
- * from a rank that is not MPI_THREAD_MULTIPLE, goes into the ring as a
- * description of the sender's buffer (after the header, where a short
- * message's data would be). The receiver copies straight from that buffer
+/* An offer: a message of more than LANE_MAX_BYTES, up to both
+ * LANE_OFFER_MAX_BYTES and the eager limit, from a rank that is not
+ * MPI_THREAD_MULTIPLE, goes into the ring as a description of the
+ * sender's buffer (after the header, where a short message's data would
+ * be). The receiver copies straight from that buffer
  * into the posted receive (or, unmatched, into an eager envelope) and
  * signals the send's completion: one copy, and none of the mailbox path's
  * lines (the receiver's lock, the posted request) cross between the cores.
@@ -140,7 +140,7 @@ static inline bool lane_is_offer(const union lane_slot *s)
  * limit). Above it the sender's copy into a posted receive is faster in a
  * stream whose data nobody touches: there the receiver's buffers stay in
  * the sender's cache, while an offer makes the receiver read the sender's
- * buffers (16 KiB stream: 30 -> 16 GB/s, doc/performance.md §28). */
+ * buffers from the other core (doc/performance.md §28). */
 enum { LANE_OFFER_MAX_BYTES = 4096 };
 
 /* How long an offer waits while its receiver takes nothing from the lane,
