@@ -22,9 +22,14 @@
  * pages last used a lap ago, as a rank's stack, request, mailbox and
  * program copy are (doc/performance.md §25).
  *
+ * With --sharers S, each thread also reads a word of a page mapped at an
+ * address of its own, S threads' mappings backed by one physical page (a
+ * memfd's), as the code of S program copies is: a hypervisor that shadows
+ * page tables makes that dear past about 1000 (doc/performance.md §29).
+ *
  * Output: "futexring N US_PER_HOP us" (median of --reps runs).
  * Build:  cc -O2 -pthread -o bench/futexring bench/futexring.c
- * Run:    bench/futexring [--threads N] [--laps L] [--reps R] [--pages K]
+ * Run:    bench/futexring [--threads N] [--laps L] [--reps R] [--pages K] [--sharers S]
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +51,10 @@ struct seat {
     atomic_int sleeping;
 };
 
-enum { PAGE_BYTES = 4096 };
+/* --sharers: the threads' mappings lie this far apart, as program copies
+ * of a few pages do (with the mappings adjacent, the cost past 1000
+ * sharers mostly disappears: neighbouring entries are refilled together). */
+enum { PAGE_BYTES = 4096, SHARED_STRIDE = 8 * PAGE_BYTES };
 
 struct ring {
     struct seat *seats;
@@ -53,6 +62,7 @@ struct ring {
     unsigned laps;
     int pages;                      /* touched per thread per hop */
     unsigned char *touched;         /* pages * threads pages; thread i's page k is k * threads + i */
+    volatile const unsigned **shared_words; /* per thread, in a page S threads share, or NULL */
     atomic_int failed;
 };
 
@@ -116,6 +126,8 @@ static void *member_run(void *arg)
         if (atomic_load(&mine->lap) != lap)
             atomic_store(&r->failed, 1);
         touch_pages(r, m->index, lap);
+        if (r->shared_words != NULL && *r->shared_words[m->index] != 0)
+            atomic_store(&r->failed, 1);
         if (m->index != 0)
             hand_lap(next);
     }
@@ -129,10 +141,37 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One run: microseconds per hop, or a negative value if the ring broke. */
-static double run(int threads, unsigned laps, int pages)
+/* Maps, for each thread, a page of a memfd at an address of its own,
+ * `sharers` threads per memfd page.  The mappings stay until exit. */
+static volatile const unsigned **map_shared_pages(int threads, int sharers)
 {
-    struct ring r = { .threads = threads, .laps = laps, .pages = pages };
+    size_t pages = ((size_t)threads + (size_t)sharers - 1) / (size_t)sharers;
+    volatile const unsigned **words = calloc((size_t)threads, sizeof *words);
+    int fd = memfd_create("futexring-shared", MFD_CLOEXEC);
+    unsigned char *area = mmap(NULL, (size_t)threads * SHARED_STRIDE, PROT_NONE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (words == NULL || fd < 0 || ftruncate(fd, (off_t)(pages * PAGE_BYTES)) != 0 ||
+        area == MAP_FAILED) {
+        fprintf(stderr, "futexring: cannot set up the shared pages\n");
+        exit(1);
+    }
+    for (int i = 0; i < threads; i++) {
+        void *at = area + (size_t)i * SHARED_STRIDE;
+        if (mmap(at, PAGE_BYTES, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+                 (off_t)((size_t)i / (size_t)sharers * PAGE_BYTES)) != at) {
+            fprintf(stderr, "futexring: cannot map a shared page (vm.max_map_count?)\n");
+            exit(1);
+        }
+        words[i] = at;
+    }
+    close(fd);
+    return words;
+}
+
+/* One run: microseconds per hop, or a negative value if the ring broke. */
+static double run(int threads, unsigned laps, int pages, volatile const unsigned **shared_words)
+{
+    struct ring r = { .threads = threads, .laps = laps, .pages = pages, .shared_words = shared_words };
     r.seats = aligned_alloc(64, sizeof *r.seats * (size_t)threads);
     size_t touched_bytes = (size_t)pages * (size_t)threads * PAGE_BYTES;
     r.touched = pages > 0 ? aligned_alloc(PAGE_BYTES, touched_bytes) : NULL;
@@ -179,7 +218,7 @@ static int compare(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int threads = 1024, reps = 3, pages = 0;
+    int threads = 1024, reps = 3, pages = 0, sharers = 0;
     long laps = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--threads") == 0)
@@ -190,17 +229,21 @@ int main(int argc, char **argv)
             reps = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--pages") == 0)
             pages = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--sharers") == 0)
+            sharers = atoi(argv[i + 1]);
     }
     if (laps == 0)
         laps = threads < 200000 ? 200000 / threads : 1; /* about 200000 hops */
     if (threads < 2 || threads > 65536 || laps < 1 || laps > INT_MAX || reps < 1 || reps > 100 || pages < 0 ||
-        pages > 64) {
-        fprintf(stderr, "usage: futexring [--threads 2..65536] [--laps N] [--reps 1..100] [--pages 0..64]\n");
+        pages > 64 || sharers < 0) {
+        fprintf(stderr, "usage: futexring [--threads 2..65536] [--laps N] [--reps 1..100] [--pages 0..64]"
+                " [--sharers S]\n");
         return 1;
     }
+    volatile const unsigned **shared_words = sharers > 0 ? map_shared_pages(threads, sharers) : NULL;
     double results[100];
     for (int r = 0; r < reps; r++) {
-        results[r] = run(threads, (unsigned)laps, pages);
+        results[r] = run(threads, (unsigned)laps, pages, shared_words);
         if (results[r] < 0) {
             fprintf(stderr, "futexring: a thread missed or repeated a lap\n");
             return 1;
@@ -208,7 +251,8 @@ int main(int argc, char **argv)
     }
     qsort(results, (size_t)reps, sizeof *results, compare);
     printf("# futexring: us per hop of a token passed around %d threads with futex wait/wake only"
-           " (and %d pages of its own written per hop)\n", threads, pages);
+           " (and %d pages of its own written per hop; %d threads per shared page read, 0: none)\n",
+           threads, pages, sharers);
     printf("futexring %d %.3f us\n", threads, results[reps / 2]);
     return 0;
 }

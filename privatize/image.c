@@ -3,7 +3,8 @@
  * program_image_open opens the program file (the master) and checks it.  program_image_load_copy writes the bytes the dynamic loader
  * needs into a fresh memfd, dlopens it through /proc/self/fd, then
  *   - re-maps the copy's read-only segments (headers, text, rodata) from the
- *     master, so every copy shares those pages;
+ *     master (or, past COPIES_PER_SOURCE copies, from a memfd holding the
+ *     same bytes), so copies share those pages;
  *   - makes sure no page of its writable segments still maps the copy's
  *     file (pages the relocations did not write are copied on write, or for
  *     read-only RELRO pages, mapped from the master too);
@@ -53,6 +54,17 @@
 #define NATIVE_DATA ELFDATA2MSB
 #endif
 
+/* How many copies map their read-only pages from one source: the program
+ * file for the first ones, then a memfd holding the same bytes for each
+ * further group.  A hypervisor that shadows the guest's page tables (KVM
+ * without EPT or NPT, as under nested virtualization) drops all mappings
+ * of a guest page once it has more than 1000 (RMAP_RECYCLE_THRESHOLD in
+ * KVM's mmu.c).  With more copies than that sharing a page, a rank's first
+ * touch of its code after a switch went to the hypervisor every time
+ * (doc/performance.md §29).  The price of a group: the program file once
+ * more in memory. */
+#define COPIES_PER_SOURCE 512
+
 /* glibc's ld.so reads this many bytes of a file's head in one go. */
 #define LOADER_HEAD_BYTES 832
 
@@ -78,6 +90,10 @@ struct program_image {
     enum copy_reader reader; /* decided once, when the job starts */
     sem_t load_slots;     /* copies being loaded at once (see program_image_load_copy) */
     atomic_ulong copies_started;
+    atomic_ulong copies_shared; /* numbers copies into groups (COPIES_PER_SOURCE) */
+    pthread_mutex_t sources_lock;
+    int *extra_sources;         /* group g > 0 maps from extra_sources[g - 1], or -1 */
+    size_t extra_source_count;
 };
 
 /* Serial numbers that make every copy's path string unique (see copy_path). */
@@ -359,6 +375,7 @@ int program_image_open(const char *path, struct program_image **out, char *err, 
     img->path = display_name(path);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     sem_init(&img->load_slots, 0, cpus < 2 ? 2 : cpus > 8 ? 8 : (unsigned)cpus);
+    pthread_mutex_init(&img->sources_lock, NULL);
     if (img->path == NULL || open_master(img, path, err, errlen) != 0 ||
         check_elf_header(img, err, errlen) != 0 || check_segments(img, err, errlen) != 0) {
         if (img->path == NULL)
@@ -380,6 +397,11 @@ void program_image_close(struct program_image *img)
         munmap((void *)img->bytes, img->size);
     if (img->master_fd >= 0)
         close(img->master_fd);
+    for (size_t i = 0; i < img->extra_source_count; i++)
+        if (img->extra_sources[i] >= 0)
+            close(img->extra_sources[i]);
+    free(img->extra_sources);
+    pthread_mutex_destroy(&img->sources_lock);
     if (img->pagemap_fd >= 0)
         close(img->pagemap_fd);
     sem_destroy(&img->load_slots);
@@ -487,18 +509,63 @@ static int segment_protection(const ElfW(Phdr) *ph)
            ((ph->p_flags & PF_X) ? PROT_EXEC : 0);
 }
 
-static int map_from_master(const struct program_image *img, uintptr_t base, uintptr_t from,
-                           uintptr_t to, uintptr_t file_offset, int prot)
+/* A memfd holding the program's bytes, sealed: a source for one more group
+ * of copies.  -1 with errno set on failure. */
+static int new_extra_source(const struct program_image *img)
+{
+    int fd = memfd_create("strand-program-pages", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    if (write_all_at(fd, img->bytes, img->size, 0) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* The file the copy numbered `index` maps its read-only pages from (see
+ * COPIES_PER_SOURCE): the master, or the extra source of its group, made
+ * by the first copy that needs it.  -1 with errno set on failure. */
+static int read_only_source(struct program_image *img, unsigned long index)
+{
+    size_t group = index / COPIES_PER_SOURCE;
+    if (group == 0)
+        return img->master_fd;
+    pthread_mutex_lock(&img->sources_lock);
+    if (group > img->extra_source_count) {
+        int *grown = realloc(img->extra_sources, group * sizeof *grown);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&img->sources_lock);
+            errno = ENOMEM;
+            return -1;
+        }
+        for (size_t i = img->extra_source_count; i < group; i++)
+            grown[i] = -1;
+        img->extra_sources = grown;
+        img->extra_source_count = group;
+    }
+    if (img->extra_sources[group - 1] < 0)
+        img->extra_sources[group - 1] = new_extra_source(img);
+    int fd = img->extra_sources[group - 1];
+    pthread_mutex_unlock(&img->sources_lock);
+    return fd;
+}
+
+static int map_from_source(int source, uintptr_t base, uintptr_t from, uintptr_t to,
+                           uintptr_t file_offset, int prot)
 {
     void *want = (void *)(base + from);
-    void *got = mmap(want, to - from, prot, MAP_PRIVATE | MAP_FIXED, img->master_fd,
-                     (off_t)file_offset);
+    void *got = mmap(want, to - from, prot, MAP_PRIVATE | MAP_FIXED, source, (off_t)file_offset);
     return got == want ? 0 : -1;
 }
 
-/* Replaces the copy's mapping of one read-only segment with the master's,
+/* Replaces the copy's mapping of one read-only segment with the source's,
  * page run by page run, skipping pages a writable segment also uses. */
-static int share_segment(const struct program_image *img, uintptr_t base, const ElfW(Phdr) *ph)
+static int share_segment(const struct program_image *img, int source, uintptr_t base,
+                         const ElfW(Phdr) *ph)
 {
     uintptr_t start = page_down(ph->p_vaddr), end = page_up(ph->p_vaddr + ph->p_filesz);
     uintptr_t file_delta = page_down(ph->p_offset) - start;
@@ -507,7 +574,7 @@ static int share_segment(const struct program_image *img, uintptr_t base, const 
         if (p < end && !page_is_writable_segment(img, p))
             continue;
         if (run < p &&
-            map_from_master(img, base, run, p, run + file_delta, segment_protection(ph)) != 0)
+            map_from_source(source, base, run, p, run + file_delta, segment_protection(ph)) != 0)
             return -1;
         run = p + page_size();
     }
@@ -529,11 +596,12 @@ static int read_only_segments_sharable(const struct program_image *img)
     return 1;
 }
 
-static int share_read_only_segments(const struct program_image *img, uintptr_t base)
+static int share_read_only_segments(const struct program_image *img, int source, uintptr_t base)
 {
     for (size_t i = 0; i < img->phnum; i++) {
         const ElfW(Phdr) *ph = &img->phdrs[i];
-        if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W) && share_segment(img, base, ph) != 0)
+        if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W) &&
+            share_segment(img, source, base, ph) != 0)
             return -1;
     }
     return 0;
@@ -554,10 +622,10 @@ static void touch_pages(uintptr_t from, uintptr_t to)
 
 /* RELRO pages are read-only now.  ld.so's relocations have written (and so
  * copied) nearly all of them; a page it did not write still holds the file's
- * bytes, which are the master's: map that one from the master.  Without
+ * bytes, which are the source's: map that one from the source.  Without
  * pagemap, open the pages for writing, touch them, and close them again. */
-static int own_relro_pages(const struct program_image *img, uintptr_t base, uintptr_t from,
-                           uintptr_t to, uintptr_t file_delta)
+static int own_relro_pages(const struct program_image *img, int source, uintptr_t base,
+                           uintptr_t from, uintptr_t to, uintptr_t file_delta)
 {
     uint64_t entry[256];
     size_t n = 0;
@@ -578,15 +646,15 @@ static int own_relro_pages(const struct program_image *img, uintptr_t base, uint
         uint64_t e = entry[n % 256];
         int copied = (e & PAGEMAP_PRESENT) && !(e & PAGEMAP_FILE_OR_SHARED);
         if (!copied &&
-            map_from_master(img, base, p, p + page_size(), p + file_delta, PROT_READ) != 0)
+            map_from_source(source, base, p, p + page_size(), p + file_delta, PROT_READ) != 0)
             return -1;
     }
     return 0;
 }
 
 /* Makes every file-backed page of the writable segments private to this
- * copy or the master's, so that nothing maps the copy's memfd any more. */
-static int own_writable_pages(const struct program_image *img, uintptr_t base)
+ * copy or the source's, so that nothing maps the copy's memfd any more. */
+static int own_writable_pages(const struct program_image *img, int source, uintptr_t base)
 {
     for (size_t i = 0; i < img->phnum; i++) {
         const ElfW(Phdr) *ph = &img->phdrs[i];
@@ -602,21 +670,29 @@ static int own_writable_pages(const struct program_image *img, uintptr_t base)
         }
         touch_pages(base + start, base + rs);
         touch_pages(base + re, base + end);
-        if (own_relro_pages(img, base, rs, re, file_delta) != 0)
+        if (own_relro_pages(img, source, base, rs, re, file_delta) != 0)
             return -1;
     }
     return 0;
 }
 
-/* After loading: share read-only pages with the master and empty the
+/* After loading: share read-only pages with the copy's group and empty the
  * copy's memfd.  A failure here leaves the copy unusable (its mappings may
  * be half replaced): the caller must not run or unload it. */
-static int slim_copy(const struct program_image *img, uintptr_t base, int fd, char *err,
+static int slim_copy(struct program_image *img, uintptr_t base, int fd, char *err,
                      size_t errlen)
 {
     if (!read_only_segments_sharable(img))
         return 0; /* correct, only larger */
-    if (share_read_only_segments(img, base) != 0 || own_writable_pages(img, base) != 0) {
+    int source = read_only_source(img, atomic_fetch_add(&img->copies_shared, 1));
+    if (source < 0) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot make a shared source of %s's read-only pages: %s",
+                 img->path, strerror(errno));
+        return fail_with_map_note(err, errlen, what);
+    }
+    if (share_read_only_segments(img, source, base) != 0 ||
+        own_writable_pages(img, source, base) != 0) {
         char what[512];
         snprintf(what, sizeof what, "cannot re-map a copy of %s: %s", img->path,
                  strerror(errno));

@@ -1,9 +1,10 @@
 /* Program images and their private copies (DESIGN §4).
  *
- * A program_image is the master copy of a program file, read once into a
- * sealed memfd.  Each program_copy is that program loaded again, from a memfd
- * of its own, so it has its own globals and statics; its read-only segments
- * are then re-mapped from the master so code and constants are shared. */
+ * A program_image is the master: the program file, opened once.  Each
+ * program_copy is that program loaded again, from a memfd of its own, so it
+ * has its own globals and statics; its read-only segments are then re-mapped
+ * from the master (one group of copies) or from a sealed memfd holding the
+ * same bytes (each further group), so code and constants are shared. */
 #ifndef STRAND_PRIVATIZE_IMAGE_H
 #define STRAND_PRIVATIZE_IMAGE_H
 
