@@ -32,6 +32,10 @@ enum rank_mpi_state { RANK_MPI_NOT_STARTED, RANK_MPI_INITIALIZED, RANK_MPI_FINAL
 struct rank_waiter {
     atomic_uint seq;
     atomic_int sleepers;
+    /* Set by a sleeper before it counts itself in `sleepers`: the one
+     * completion it needs before its wait can end (rank_wait_until_picked),
+     * or NULL for any.  rank_wake_for skips the wake for the others. */
+    _Atomic(const void *) awaited;
 };
 
 struct world;
@@ -256,6 +260,19 @@ STRAND_EXPORT _Noreturn void strand_job_abort(int status, const char *message);
  * few times), then sleep until woken. `done` is polled. */
 typedef bool (*rank_wait_cond)(void *arg);
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
+
+/* The same, for a wait that can end only once each of several completions
+ * happened (MPI_Waitall): `pick` names one still needed (its address, as
+ * completers pass it to rank_wake_for), or NULL when it cannot tell.
+ * While the rank sleeps, completers of other ones do not wake it, so a
+ * wait for N messages costs about one wake instead of N (with more ranks
+ * than cores each wake was a switch to the waiter and back).  `pick` runs
+ * in the waiting thread, after the rank counted itself asleep; each call
+ * must return a completion not yet done, or NULL.  Ranks at
+ * MPI_THREAD_MULTIPLE wait as with rank_wait_until: several of their
+ * threads may sleep, each for its own condition. */
+typedef const void *(*rank_wait_pick)(void *arg);
+void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg);
 void rank_wake_slow(struct rank *r);
 
 static inline void rank_wake(struct rank *r)
@@ -264,6 +281,20 @@ static inline void rank_wake(struct rank *r)
      * check: either it sees our update or we see it asleep. */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
+        rank_wake_slow(r);
+}
+
+/* rank_wake after completing `what`: no wake while the rank sleeps for
+ * another completion (rank_wait_until_picked).  The acquire load of
+ * `sleepers` makes the sleeper's `awaited`, stored before its increment,
+ * visible. */
+static inline void rank_wake_for(struct rank *r, const void *what)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->waiter.sleepers, memory_order_acquire) == 0)
+        return;
+    const void *awaited = atomic_load_explicit(&r->waiter.awaited, memory_order_relaxed);
+    if (awaited == NULL || awaited == what)
         rank_wake_slow(r);
 }
 

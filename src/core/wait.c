@@ -49,7 +49,47 @@ void rank_wake_slow(struct rank *r)
         futex_wake_one(&r->waiter.seq);
 }
 
+/* The sleeping part of a wait.  Why `awaited` needs no lock: a completer
+ * stores DONE, fences, then loads `sleepers` and `awaited`; this thread
+ * stores `awaited`, increments `sleepers` (seq_cst), then checks `done`
+ * and asks `pick` again.  Either the completer sees the increment (and so
+ * this episode's `awaited`), or these checks see its DONE.  A completer
+ * skips the wake only for another completion than `awaited`, and this
+ * thread sleeps only if `awaited` is still not done when it checks after
+ * the increment: whoever completes it wakes the rank. */
+static void sleep_until(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
+{
+    if (self->thread_level == MPI_THREAD_MULTIPLE)
+        pick = NULL;
+    for (;;) {
+        unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
+        const void *awaited = pick != NULL ? pick(arg) : NULL;
+        atomic_store_explicit(&self->waiter.awaited, awaited, memory_order_relaxed);
+        /* seq_cst increment: a waker that misses it will still see done(). */
+        atomic_fetch_add_explicit(&self->waiter.sleepers, 1, memory_order_seq_cst);
+        sleeper_barrier();
+        if (done(arg)) {
+            atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
+            return;
+        }
+        if (awaited != NULL && pick(arg) != awaited) {
+            /* it completed before we counted ourselves asleep: pick again */
+            atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
+            continue;
+        }
+        futex_wait(&self->waiter.seq, seq);
+        atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
+        if (done(arg))
+            return;
+    }
+}
+
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
+{
+    rank_wait_until_picked(self, done, NULL, arg);
+}
+
+void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
 {
     if (done(arg))
         return;
@@ -75,18 +115,5 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
     }
     /* Nobody would wake this thread to withdraw its offers (lane.h). */
     pt2pt_before_sleep(self);
-    for (;;) {
-        unsigned seq = atomic_load_explicit(&self->waiter.seq, memory_order_acquire);
-        /* seq_cst increment: a waker that misses it will still see done(). */
-        atomic_fetch_add_explicit(&self->waiter.sleepers, 1, memory_order_seq_cst);
-        sleeper_barrier();
-        if (done(arg)) {
-            atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
-            return;
-        }
-        futex_wait(&self->waiter.seq, seq);
-        atomic_fetch_sub_explicit(&self->waiter.sleepers, 1, memory_order_relaxed);
-        if (done(arg))
-            return;
-    }
+    sleep_until(self, done, pick, arg);
 }

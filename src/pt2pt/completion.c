@@ -128,6 +128,19 @@ static bool all_done(void *arg)
     return true;
 }
 
+/* For rank_wait_until_picked: the last request of the set not yet done
+ * (requests tend to complete in the order they were posted). */
+static const void *last_pending(void *arg)
+{
+    struct request_set *set = arg;
+    for (int i = set->count; i-- > set->settled;) {
+        struct strand_request *req = set->requests[i];
+        if (!request_is_inert(req) && !request_is_done(req))
+            return &req->done;
+    }
+    return NULL;
+}
+
 static bool any_done(void *arg)
 {
     struct request_set *set = arg;
@@ -215,7 +228,7 @@ int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         return rc;
     struct request_set set = { count, requests, 0 };
     if (!all_done(&set))
-        rank_wait_until(strand_self, all_done, &set);
+        rank_wait_until_picked(strand_self, all_done, last_pending, &set);
     return finish_all(count, requests, statuses, "MPI_Waitall");
 }
 STRAND_MPI_ALIAS(MPI_Waitall);

@@ -94,7 +94,7 @@ static inline bool completion_is_done(const struct completion *c)
 static inline void completion_signal_owner(struct completion *c, struct rank *owner)
 {
     atomic_store_explicit(&c->state, COMPLETION_DONE, memory_order_release);
-    rank_wake(owner);
+    rank_wake_for(owner, c);
 }
 
 static inline void completion_signal(struct completion *c)

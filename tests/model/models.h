@@ -36,5 +36,9 @@ bool check_lane_mutant(int mutant, struct explore_stats *stats, FILE *out);
  * and cancel; mutants 1-5 are flaws the checker must find. */
 bool check_offer(struct explore_stats *stats, FILE *out);
 bool check_offer_mutant(int mutant, struct explore_stats *stats, FILE *out);
+/* A wait that names the completion it needs next (model_awaited.c);
+ * mutants 1-3 are flaws the checker must find. */
+bool check_awaited(struct explore_stats *stats, FILE *out);
+bool check_awaited_mutant(int mutant, struct explore_stats *stats, FILE *out);
 
 #endif

@@ -2,7 +2,8 @@
  * (src/pt2pt/mailbox.c) with two threads on the receiving rank and two
  * senders, including the sleep/wake handshake of src/core/wait.c (see
  * model_mailbox.c); the mailbox's biased lock (model_biased_lock.c); and
- * the ring of a lane (model_lane.c) and an offer (model_offer.c). Run by `make check`; `--full` explores every
+ * the ring of a lane (model_lane.c), an offer (model_offer.c) and a wait
+ * that names the completion it needs (model_awaited.c). Run by `make check`; `--full` explores every
  * eager/rendezvous pattern (minutes). A failure prints the trace. */
 #include <CUnit/Basic.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ static void test_mailbox(void) { expect_checked(check_mailbox, "mailbox"); }
 static void test_biased_lock(void) { expect_checked(check_biased_lock, "biased lock"); }
 static void test_lane(void) { expect_checked(check_lane, "lane"); }
 static void test_offer(void) { expect_checked(check_offer, "offer"); }
+static void test_awaited(void) { expect_checked(check_awaited, "awaited"); }
 
 static void test_lock_no_membarrier(void) { expect_caught(check_biased_lock_mutant, 1, "revocation without membarrier"); }
 static void test_lock_no_recheck(void) { expect_caught(check_biased_lock_mutant, 2, "owner that does not load `biased` again"); }
@@ -61,6 +63,10 @@ static void test_offer_withdraw_store(void) { expect_caught(check_offer_mutant, 
 static void test_offer_eager_late(void) { expect_caught(check_offer_mutant, 3, "withdrawal that publishes its copy after the swap"); }
 static void test_offer_no_head(void) { expect_caught(check_offer_mutant, 4, "sender that does not check the consumer's head"); }
 static void test_offer_cancel_store(void) { expect_caught(check_offer_mutant, 5, "cancel by a store, not a swap"); }
+
+static void test_awaited_no_repick(void) { expect_caught(check_awaited_mutant, 1, "sleeper that does not pick again after counting itself"); }
+static void test_awaited_stale(void) { expect_caught(check_awaited_mutant, 2, "plain wait that leaves the last `awaited`"); }
+static void test_awaited_named_only(void) { expect_caught(check_awaited_mutant, 3, "completer that wakes only for the completion named"); }
 
 static void test_prober_not_woken(void) { expect_caught(check_mailbox_mutant, 1, "probers not woken"); }
 static void test_wake_before_done(void) { expect_caught(check_mailbox_mutant, 2, "wake before DONE"); }
@@ -102,6 +108,10 @@ int main(int argc, char **argv)
     CU_add_test(s, "catches a withdrawal that publishes its copy after the swap", test_offer_eager_late);
     CU_add_test(s, "catches a sender that does not check the consumer's head", test_offer_no_head);
     CU_add_test(s, "catches a cancel by a store instead of a swap", test_offer_cancel_store);
+    CU_add_test(s, "awaited: a wait for several completions is woken by the one it names, never lost", test_awaited);
+    CU_add_test(s, "catches a sleeper that does not pick again after counting itself", test_awaited_no_repick);
+    CU_add_test(s, "catches a plain wait that leaves the last `awaited`", test_awaited_stale);
+    CU_add_test(s, "catches a completer that wakes only for the completion named", test_awaited_named_only);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     int failures = (int)CU_get_number_of_failures();
