@@ -267,8 +267,8 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
  * While the rank sleeps, completers of other ones do not wake it, so a
  * wait for N messages costs about one wake instead of N (with more ranks
  * than cores each wake was a switch to the waiter and back).  `pick` runs
- * in the waiting thread, after the rank counted itself asleep; each call
- * must return a completion not yet done, or NULL.  Ranks at
+ * in the waiting thread, before the rank counts itself asleep and again
+ * after; each call must return a completion not yet done, or NULL.  Ranks at
  * MPI_THREAD_MULTIPLE wait as with rank_wait_until: several of their
  * threads may sleep, each for its own condition. */
 typedef const void *(*rank_wait_pick)(void *arg);
