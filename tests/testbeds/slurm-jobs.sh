@@ -31,6 +31,13 @@ flock -w 900 9 || { echo "FAIL: another Slurm test bed has been running for 15 m
 state=$(mktemp -d "${TMPDIR:-/tmp}/strand-slurm.XXXXXX")
 teardown() {
     "$beds/slurm" down "$state"
+    if [ "$errors" -gt 0 ]; then
+        # The jobs' and the daemons' logs, for a look at what went wrong.
+        rm -rf "$builddir/tests/logs/slurm-jobs"
+        cp -r "$state" "$builddir/tests/logs/slurm-jobs" 2>/dev/null
+        echo "the bed's logs: $builddir/tests/logs/slurm-jobs; slurmctld's last errors:"
+        grep -E 'error|WEXITSTATUS [^0]' "$state/log/slurmctld.log" 2>/dev/null | tail -n 15 | sed 's/^/  | /'
+    fi
     rm -rf "$state"
 }
 trap teardown EXIT
