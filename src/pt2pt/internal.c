@@ -7,7 +7,7 @@
 void pt2pt_isend_internal(struct strand_request *req, struct strand_comm *c, uint32_t context,
                           const void *buf, int count, MPI_Datatype type, int dest, int tag)
 {
-    req->done = (struct completion){ .owner = strand_self };
+    req->done = (struct completion){ .owner = strand_self, .waited_at_once = true };
     struct message m = {
         .context_id = context, .source = c->rank, .tag = tag, .buf = buf, .count = count, .type = type,
         .bytes = (size_t)count * type->size,

@@ -48,7 +48,7 @@ static inline void header_fill(union lane_slot *s, const struct message *m, stru
     s->header.context_id = m->context_id;
     s->header.source = m->source;
     s->header.tag = m->tag;
-    s->header.bytes = (uint32_t)m->bytes;
+    s->header.bytes = (uint32_t)m->bytes | (done != NULL ? LANE_OFFER_FLAG : 0);
     if (done == NULL) {
         message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
         return;
@@ -87,7 +87,7 @@ static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64
                                  struct completion *done, uint64_t *at)
 {
     uint64_t pos = l->tail;
-    uint64_t k = lane_slots_for((uint32_t)m->bytes);
+    uint64_t k = lane_slots_for((uint32_t)m->bytes | (done != NULL ? LANE_OFFER_FLAG : 0));
     uint64_t start = pos % LANE_SLOTS + k > LANE_SLOTS ? pos + (LANE_SLOTS - pos % LANE_SLOTS) : pos;
     uint64_t end = start + k + 1;    /* + the successor slot, cleared below */
     if (end > l->room_end) {
@@ -168,6 +168,7 @@ static struct lane *lane_create(struct rank *self, int them)
     struct lane *l = &pair->side[side];
     l->answer_slot = l->answer_out = &pair->answer_slots[side];
     l->opposite = me != them ? &pair->side[1 - side] : NULL;
+    l->opposite_next = l->opposite != NULL ? &l->opposite->next : NULL;
     l->pair = pair;
     l->sender_uid = me;
     l->receiver_uid = them;
@@ -225,12 +226,35 @@ static inline struct lane *outgoing_lane(struct rank *self, struct rank *dest)
     return lane_open(self, dest, entry);
 }
 
-bool lane_send(struct rank *self, struct rank *dest, const struct message *m)
+/* Whether `self` may offer to `dest` (lane.h, struct lane_offer). */
+static inline bool lane_offers_allowed(const struct rank *self, const struct rank *dest)
+{
+    return strand_node.light_wakes && self != NULL && dest != self && dest->remote == NULL &&
+           self->thread_level != MPI_THREAD_MULTIPLE;
+}
+
+/* Whether the sender took nothing from the receiver during its last
+ * LANE_QUIET_SENDS messages on `l`: it reads the opposite lane's `next`,
+ * which its own mailbox's holder writes (no line of the receiver's). */
+static inline bool lane_stream_quiet(struct lane *l)
+{
+    uint64_t taken = l->opposite_next != NULL ? atomic_load_explicit(l->opposite_next, memory_order_relaxed) : 0;
+    if (taken != l->opposite_next_seen) {
+        l->opposite_next_seen = taken;
+        l->number_at_reply = l->number;
+    }
+    return l->number - l->number_at_reply >= LANE_QUIET_SENDS;
+}
+
+bool lane_send(struct rank *self, struct rank *dest, const struct message *m, bool may_offer)
 {
     if (m->bytes > LANE_MAX_BYTES || !strand_node.light_wakes || self == NULL || dest->remote != NULL)
         return false;
     struct lane *l = outgoing_lane(self, dest);
     if (l == NULL)
+        return false;
+    if (m->bytes > LANE_STREAM_OFFER_MIN_BYTES && may_offer && lane_offers_allowed(self, dest) &&
+        lane_stream_quiet(l))
         return false;
     bool shared = self->thread_level == MPI_THREAD_MULTIPLE;
     if (STRAND_UNLIKELY(shared))
@@ -260,8 +284,7 @@ static void offers_sweep(struct outgoing_lanes *out, uint64_t now);
 
 bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done)
 {
-    if (!strand_node.light_wakes || self == NULL || dest == self || dest->remote != NULL ||
-        self->thread_level == MPI_THREAD_MULTIPLE)
+    if (!lane_offers_allowed(self, dest))
         return false;
     struct outgoing_lanes *out = &self->pt2pt.lanes_out;
     if (out->noffers == LANE_OFFERS_MAX)
@@ -276,11 +299,12 @@ bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, s
         return false;
     l->number = number + 1;
     l->run++;                   /* not a short answer: the next one is not either */
-    uint64_t deadline = monotonic_ns() + LANE_OFFER_WAIT_NS;
-    if (out->noffers == 0 || deadline < out->offers_due_ns)
-        out->offers_due_ns = deadline;
+    /* Its deadline is set at pt2pt_progress's next clock read
+     * (offers_stamp): a clock read here would cost as much as a whole
+     * message of a stream between near cores. */
+    out->offers_due_ns = 0;
     out->offers[out->noffers++] = (struct lane_offer_record){
-        .lane = l, .position = at, .done = done, .deadline_ns = deadline,
+        .lane = l, .position = at, .done = done, .deadline_ns = 0,
         .head_seen = l->room_end - LANE_SLOTS,      /* the head as last read: no load of its line */
     };
     rank_wake_light(dest);
@@ -303,7 +327,7 @@ static struct lane_offer *offer_open(const struct lane_offer_record *r, uint64_t
  * receiver took the offer meanwhile (it then signals the completion). */
 static void offer_withdraw(const struct lane_offer_record *r, struct lane_offer *o)
 {
-    size_t bytes = lane_slot_at(r->lane, r->position)->header.bytes;
+    size_t bytes = lane_message_bytes(lane_slot_at(r->lane, r->position));
     void *copy = malloc(bytes);
     if (copy == NULL)
         strand_job_abort(1, "Strand MPI: out of memory for an eager message\n");
@@ -343,10 +367,28 @@ static void offers_sweep(struct outgoing_lanes *out, uint64_t now)
     out->offers_due_ns = due;
 }
 
+/* Gives the offers made since the last clock read their deadline
+ * (lane_offer leaves it 0), reading none of the lines the receiver
+ * writes. */
+static void offers_stamp(struct outgoing_lanes *out, uint64_t now)
+{
+    uint64_t due = UINT64_MAX;
+    for (int i = 0; i < out->noffers; i++) {
+        struct lane_offer_record *r = &out->offers[i];
+        if (r->deadline_ns == 0)
+            r->deadline_ns = now + LANE_OFFER_WAIT_NS;
+        if (r->deadline_ns < due)
+            due = r->deadline_ns;
+    }
+    out->offers_due_ns = due;
+}
+
 void lane_offers_progress(struct rank *self, bool all)
 {
     struct outgoing_lanes *out = &self->pt2pt.lanes_out;
     uint64_t now = all ? UINT64_MAX : monotonic_ns();
+    if (out->offers_due_ns == 0 && !all)
+        offers_stamp(out, now);
     if (now >= out->offers_due_ns)
         offers_sweep(out, now);
 }

@@ -131,10 +131,30 @@ static inline struct lane_offer *lane_offer_of(union lane_slot *s)
     return (struct lane_offer *)(s->raw + LANE_HEADER_BYTES);
 }
 
+/* An offer's header carries its size with this bit set (a SKIP has it
+ * too, but lane_message_at never returns a SKIP). */
+#define LANE_OFFER_FLAG UINT32_C(0x80000000)
+
 static inline bool lane_is_offer(const union lane_slot *s)
 {
-    return s->header.bytes > LANE_MAX_BYTES;
+    return (s->header.bytes & LANE_OFFER_FLAG) != 0;
 }
+
+/* The size of the message in `s` (an offer's without its flag). */
+static inline uint32_t lane_message_bytes(const union lane_slot *s)
+{
+    return s->header.bytes & ~LANE_OFFER_FLAG;
+}
+
+/* Messages of more than this and up to LANE_MAX_BYTES travel as offers
+ * in a one-way stream: when the sender took nothing from the receiver
+ * since its last LANE_QUIET_SENDS messages on the lane (nonblocking
+ * standard sends only). There an offer halves the copies' line transfers
+ * (the receiver copies from the sender's buffer, not the sender into
+ * the ring and the receiver out of it); where the two ranks exchange
+ * (a halo, a ping-pong) the ring's copy is faster, since each side then
+ * touches lines the other just wrote either way (doc/performance.md §31). */
+enum { LANE_STREAM_OFFER_MIN_BYTES = 512, LANE_QUIET_SENDS = 8 };
 
 /* The largest message that travels as an offer (and at most the eager
  * limit). Above it the sender's copy into a posted receive is faster in a
@@ -158,7 +178,7 @@ struct lane_offer_record {
     struct lane *lane;
     uint64_t position;               /* of its first slot in the ring */
     struct completion *done;
-    uint64_t deadline_ns;            /* CLOCK_MONOTONIC */
+    uint64_t deadline_ns;            /* CLOCK_MONOTONIC; 0: the next clock read sets it */
     uint64_t head_seen;              /* the consumer's head at the last look */
 };
 
@@ -174,6 +194,10 @@ struct lane {
                                       * answer_slot, so that each side reads only its own line) */
     struct lane_pair *pair;          /* its block (set when the lane is made) */
     uint64_t run;                    /* messages since answer_due was last seen (an answer needs 1) */
+    const _Atomic uint64_t *opposite_next; /* the opposite lane's `next` (set when the lane is made; NULL
+                                      * to itself): a copy of `opposite` on this line, as answer_out */
+    uint64_t opposite_next_seen;     /* its value at the last look (lane_stream_quiet) */
+    uint64_t number_at_reply;        /* `number` when that last changed */
     atomic_bool answer_due;          /* the opposite lane's last drain took one message */
     int sender_uid, receiver_uid;
     struct lite_lock producer_lock;  /* MPI_THREAD_MULTIPLE senders */
@@ -198,10 +222,11 @@ static inline union lane_slot *lane_slot_at(struct lane *l, uint64_t pos)
     return &l->slots[pos % LANE_SLOTS];
 }
 
-/* The slots a message of `bytes` takes (an offer's, above LANE_MAX_BYTES). */
+/* The slots a message takes whose header says `bytes` (an offer's has
+ * LANE_OFFER_FLAG). */
 static inline uint64_t lane_slots_for(uint32_t bytes)
 {
-    if (bytes > LANE_MAX_BYTES)
+    if (bytes & LANE_OFFER_FLAG)
         bytes = sizeof(struct lane_offer);
     return (LANE_HEADER_BYTES + (uint64_t)bytes + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES;
 }
@@ -255,22 +280,27 @@ static inline void mailbox_unlock(struct rank *r, bool biased)
 /* Puts `m` into the sender's lane to `dest` and wakes `dest` if it sleeps
  * (rank_wake_light). False when the message may not take a lane (too
  * large, ranks outnumber cores, a remote `dest`), there is no lane (the
- * receiver has MAILBOX_LANES already) or no room: the caller then takes
+ * receiver has MAILBOX_LANES already) or no room, and, with `may_offer`
+ * (the caller will try lane_offer next), when it is to be offered in a
+ * one-way stream (LANE_STREAM_OFFER_MIN_BYTES): the caller then takes
  * the mailbox path, which drains the lanes first. Any thread of a rank,
  * with `self` its rank. */
-bool lane_send(struct rank *self, struct rank *dest, const struct message *m);
+bool lane_send(struct rank *self, struct rank *dest, const struct message *m, bool may_offer);
 
-/* Offers `m` (above LANE_MAX_BYTES, up to LANE_OFFER_MAX_BYTES and the
- * eager limit, not synchronous) to `dest` through the sender's lane; `done` is signalled
+/* Offers `m` (above LANE_STREAM_OFFER_MIN_BYTES, up to
+ * LANE_OFFER_MAX_BYTES and the eager limit, not synchronous; up to
+ * LANE_MAX_BYTES only after lane_send declined it) to `dest` through the
+ * sender's lane; `done` is signalled
  * when the receiver has copied it or the sender withdrew it, and must stay
  * valid until then. False when it may not (MPI_THREAD_MULTIPLE, no lane,
  * no room, LANE_OFFERS_MAX offers outstanding): the caller takes the
  * mailbox path. The rank's thread, `self` its rank. */
 bool lane_offer(struct rank *self, struct rank *dest, const struct message *m, struct completion *done);
 
-/* The sender's side of its offers, once the earliest deadline passed
- * (until then it reads only the clock, no line the receiver writes):
- * forgets those taken, withdraws those whose receiver took nothing from
+/* The sender's side of its offers: gives those made since the last call
+ * their deadline; once the earliest deadline passed (until then it reads
+ * only the clock, no line the receiver writes), forgets those taken,
+ * withdraws those whose receiver took nothing from
  * the lane for LANE_OFFER_WAIT_NS (all of them with `all`: before the
  * rank's thread sleeps or finalizes). The rank's thread, from
  * pt2pt_progress. */

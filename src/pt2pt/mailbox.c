@@ -232,7 +232,7 @@ static struct strand_request *match_offer(struct mailbox *mb, union lane_slot *s
         .context_id = s->header.context_id,
         .source = s->header.source,
         .tag = s->header.tag,
-        .bytes = s->header.bytes,
+        .bytes = lane_message_bytes(s),
     };
     uint32_t state = LANE_OFFER_OPEN;
     if (atomic_compare_exchange_strong_explicit(&o->state, &state, LANE_OFFER_TAKEN, memory_order_acquire,
@@ -346,11 +346,16 @@ void pt2pt_before_sleep(struct rank *self)
 enum delivery mailbox_deliver(struct rank *dest, const struct message *m, bool sync,
                               struct completion *done)
 {
-    if (!sync && lane_send(strand_self, dest, m))
+    /* A send waited for at once would wait for its offer to be taken: in
+     * a stream the ring's copy lets it go on at once. */
+    bool may_offer = !sync && !done->waited_at_once;
+    if (!sync && lane_send(strand_self, dest, m, may_offer))
         return QUEUED_EAGER;
-    /* An eager-sized message for a lane: an offer (lane.h). */
-    if (!sync && m->bytes > LANE_MAX_BYTES && m->bytes <= LANE_OFFER_MAX_BYTES &&
-        m->bytes <= strand_node.config.eager_limit && lane_offer(strand_self, dest, m, done))
+    /* An eager-sized message for a lane, or one lane_send declined in a
+     * stream: an offer (lane.h). */
+    if (!sync && m->bytes > (may_offer ? LANE_STREAM_OFFER_MIN_BYTES : LANE_MAX_BYTES) &&
+        m->bytes <= LANE_OFFER_MAX_BYTES && m->bytes <= strand_node.config.eager_limit &&
+        lane_offer(strand_self, dest, m, done))
         return QUEUED_RENDEZVOUS;
     struct mailbox *mb = &dest->pt2pt.mailbox;
     bool biased = mailbox_lock(dest);

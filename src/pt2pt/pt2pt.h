@@ -23,6 +23,8 @@ enum { COMPLETION_PENDING = 0, COMPLETION_DONE = 1 };
 struct completion {
     atomic_uint state;
     bool payload_inline;             /* receives: the data waits in the request's payload */
+    bool waited_at_once;             /* sends: its thread waits for it right away (a blocking
+                                      * send, a library-internal one): no stream offer (lane.h) */
     struct rank *owner;              /* woken on completion */
     struct envelope *queued;         /* the envelope while it waits unmatched (for cancel) */
 };

@@ -55,7 +55,7 @@ struct outgoing_lanes {
     struct lane *owned;
     int noffers;
     unsigned offer_polls;                     /* pt2pt_progress calls while noffers > 0 */
-    uint64_t offers_due_ns;                   /* the earliest deadline of `offers` */
+    uint64_t offers_due_ns;                   /* the earliest deadline of `offers`; 0: some have none yet */
     struct lane_offer_record *offers;         /* LANE_OFFERS_MAX */
 };
 

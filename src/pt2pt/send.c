@@ -64,7 +64,7 @@ int send_blocking(const char *where, enum send_mode mode, const void *buf, int c
     struct rank *target = c->core->members[dest];
     if (mode == SEND_BUFFERED)
         return bsend_start(self, &m, target, where, c);
-    struct completion done = { .owner = self };
+    struct completion done = { .owner = self, .waited_at_once = true };
     if (pt2pt_deliver(target, &m, mode == SEND_SYNCHRONOUS, &done) == QUEUED_RENDEZVOUS)
         rank_wait_until(self, completion_done_cond, &done);
     return MPI_SUCCESS;
@@ -78,7 +78,7 @@ static inline bool send_completes_at_once(const struct strand_comm *c, const voi
     if (dest == MPI_PROC_NULL)
         return true;
     struct message m = message_of(c, buf, count, type, tag);
-    return lane_send(strand_self, c->core->members[dest], &m);
+    return lane_send(strand_self, c->core->members[dest], &m, true);
 }
 
 /* Fills a send request for checked arguments; the caller starts it

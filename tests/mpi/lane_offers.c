@@ -16,7 +16,12 @@
  *  - a derived datatype (a vector of doubles) freed right after MPI_Isend;
  *  - MPI_Request_free right after MPI_Isend;
  *  - cancel: a send nobody receives, cancelled; if the cancel succeeds the
- *    receiver must never see the message, otherwise it must receive it.
+ *    receiver must never see the message, otherwise it must receive it;
+ *  - a one-way stream of MPI_Isend of mostly 513-1024 bytes (which Strand
+ *    offers once the sender has received nothing from the receiver for a
+ *    few messages), one of them (of its own tag) cancelled, each buffer
+ *    overwritten once MPI_Waitall returns; the receiver late or already
+ *    waiting.
  * Ranks pair up (2k with 2k+1); with an odd count the last rank only
  * joins the barriers. Every message's bytes encode its number, so a
  * message copied after its buffer was reused, or taken out of order,
@@ -31,7 +36,8 @@
 #include "testutil.h"
 
 enum { MAX_BYTES = 16384, BIG_BYTES = 40000, BURST = 24 };
-enum { TAG_DATA = 1, TAG_MIX = 2, TAG_CANCEL = 3, TAG_VERDICT = 4, TAG_FREED = 5 };
+enum { TAG_DATA = 1, TAG_MIX = 2, TAG_CANCEL = 3, TAG_VERDICT = 4, TAG_FREED = 5, TAG_STREAM_CANCEL = 6 };
+enum { STREAM = 40, STREAM_CANCELLED = 20 };
 
 struct pair {
     int rank, peer, errs;
@@ -266,6 +272,68 @@ static void cancelled(struct pair *p)
     }
 }
 
+/* Mostly 513..1024 bytes (offers in a one-way stream), else up to 4 KiB. */
+static int stream_size(struct pair *p)
+{
+    uint32_t r = next_random(&p->rng);
+    return r % 4 != 0 ? 513 + (int)(r / 4 % 512) : 1 + (int)(r / 4 % 4096);
+}
+
+/* STREAM nonblocking sends of one tag and, at STREAM_CANCELLED, one of
+ * another that is cancelled at once; all buffers overwritten after
+ * MPI_Waitall. The receiver sleeps first (`late`) or is already waiting.
+ * (The cancelled one has a tag of its own: the sender goes on to the next
+ * round's messages while the receiver still probes for it.) */
+static void stream(struct pair *p, bool late)
+{
+    int bytes[STREAM];
+    uint32_t first = p->number;
+    for (int k = 0; k < STREAM; k++)
+        bytes[k] = stream_size(p);
+    uint32_t cancel_number = first + STREAM;
+    int cancel_bytes = stream_size(p);
+    p->number += STREAM + 1;
+    MPI_Status st;
+    int verdict;
+    if (p->even) {
+        MPI_Request reqs[STREAM + 1];
+        unsigned char *bufs = malloc((size_t)(STREAM + 1) * 4096);
+        for (int k = 0; k < STREAM; k++) {
+            if (k == STREAM_CANCELLED) {
+                unsigned char *c = bufs + (size_t)STREAM * 4096;
+                fill(c, cancel_bytes, cancel_number);
+                MPI_Isend(c, cancel_bytes, MPI_BYTE, p->peer, TAG_STREAM_CANCEL, MPI_COMM_WORLD, &reqs[STREAM]);
+                MPI_Cancel(&reqs[STREAM]);
+            }
+            fill(bufs + (size_t)k * 4096, bytes[k], first + (uint32_t)k);
+            MPI_Isend(bufs + (size_t)k * 4096, bytes[k], MPI_BYTE, p->peer, TAG_DATA, MPI_COMM_WORLD, &reqs[k]);
+        }
+        MPI_Waitall(STREAM, reqs, MPI_STATUSES_IGNORE);
+        memset(bufs, 0xaa, (size_t)STREAM * 4096);
+        MPI_Wait(&reqs[STREAM], &st);
+        MPI_Test_cancelled(&st, &verdict);
+        memset(bufs + (size_t)STREAM * 4096, 0xaa, 4096);
+        MPI_Send(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD);
+        free(bufs);
+        return;
+    }
+    if (late)
+        usleep(2000);
+    for (int k = 0; k < STREAM; k++) {
+        MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, TAG_DATA, MPI_COMM_WORLD, &st);
+        check(p, p->buf, bytes[k], &st, TAG_DATA, first + (uint32_t)k, __LINE__);
+    }
+    MPI_Recv(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD, &st);
+    int there;
+    MPI_Iprobe(p->peer, TAG_STREAM_CANCEL, MPI_COMM_WORLD, &there, &st);
+    if (verdict && there && !TU_SEND_CANCEL_QUIRKS)
+        p->errs += tu_fail(__LINE__, "stream message %u was cancelled but can be probed", cancel_number);
+    if (!verdict) {
+        MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, TAG_STREAM_CANCEL, MPI_COMM_WORLD, &st);
+        check(p, p->buf, cancel_bytes, &st, TAG_STREAM_CANCEL, cancel_number, __LINE__);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -291,6 +359,7 @@ int main(int argc, char **argv)
         derived(&p);
         freed_request(&p);
         cancelled(&p);
+        stream(&p, round % 2 == 1);
     }
     free(p.buf);
     return tu_finish(p.errs);
