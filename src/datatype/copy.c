@@ -15,6 +15,7 @@
 
 #include "../core/core.h"
 #include "../util/cache.h"
+#include "../util/copy.h"
 #include "datatype.h"
 
 struct frame {
@@ -133,7 +134,7 @@ static void copy_pieces(char *dst, MPI_Aint dstride, const char *src, MPI_Aint s
             return;
         }
         for (size_t i = 0; i < n; i++, dst += dstride, src += sstride)
-            memcpy(dst, src, len);
+            copy_bulk(dst, src, len);
     }
 }
 
@@ -175,7 +176,7 @@ static size_t copy_step(struct cursor *out, struct cursor *in, size_t left)
         }
     }
     size_t n = min3(src_left, dst_left, left);
-    memcpy(out->piece + out->off, in->piece + in->off, n);
+    copy_bulk(out->piece + out->off, in->piece + in->off, n);
     advance_bytes(in, n);
     advance_bytes(out, n);
     return n;
@@ -194,9 +195,9 @@ static void copy_with_contiguous(char *contig, bool into_layout, struct cursor *
              * (dt_stream) stopped inside it last time. */
             size_t part = len - c->off < bytes ? len - c->off : bytes;
             if (into_layout)
-                memcpy(c->piece + c->off, contig, part);
+                copy_bulk(c->piece + c->off, contig, part);
             else
-                memcpy(contig, c->piece + c->off, part);
+                copy_bulk(contig, c->piece + c->off, part);
             contig += part;
             bytes -= part;
             advance_bytes(c, part);
@@ -299,7 +300,7 @@ size_t dt_copy(void *dst, size_t dcount, MPI_Datatype dtype,
     if (bytes == 0)
         return 0;
     if (STRAND_LIKELY(dtype->contiguous && stype->contiguous)) {
-        memcpy((char *)dst + dtype->true_lb, (const char *)src + stype->true_lb, bytes);
+        copy_bulk((char *)dst + dtype->true_lb, (const char *)src + stype->true_lb, bytes);
         return bytes;
     }
     struct cursor in, out;
@@ -372,9 +373,9 @@ static size_t stream_move(struct dt_stream *s, char *contig, bool into_layout, s
         bytes = s->left;
     if (s->contig != NULL) {
         if (into_layout)
-            memcpy(s->contig, contig, bytes);
+            copy_bulk(s->contig, contig, bytes);
         else
-            memcpy(contig, s->contig, bytes);
+            copy_bulk(contig, s->contig, bytes);
         s->contig += bytes;
     } else {
         copy_with_contiguous(contig, into_layout, &s->c, bytes);

@@ -60,6 +60,7 @@
 
 #include "../datatype/datatype.h"
 #include "../util/cache.h"
+#include "../util/copy.h"
 #include "pt2pt.h"
 
 /* Largest message that travels in a lane (bytes). */
@@ -231,12 +232,13 @@ static inline uint64_t lane_slots_for(uint32_t bytes)
     return (LANE_HEADER_BYTES + (uint64_t)bytes + LANE_SLOT_BYTES - 1) / LANE_SLOT_BYTES;
 }
 
-/* memcpy, with up to 64 bytes moved inline (util/cache.h): a small
- * message's copy is then a few instructions, not a call. */
+/* copy_bulk (util/copy.h), with up to 64 bytes moved inline
+ * (util/cache.h): a small message's copy is then a few instructions, not
+ * a call. */
 static inline void copy_bytes(void *dst, const void *src, size_t n)
 {
     if (n > 64)
-        memcpy(dst, src, n);
+        copy_bulk(dst, src, n);
     else
         copy_small(dst, src, n);
 }

@@ -481,7 +481,7 @@ struct strand_request *mailbox_deliver_remote(struct rank *dest, const struct me
          * be NULL even for no bytes. */
         envelope_reserve(env, m->bytes);
         if (m->bytes > 0)
-            memcpy(env->data, m->buf, m->bytes);
+            copy_bulk(env->data, m->buf, m->bytes);
         env->kind = ENVELOPE_EAGER;
     }
     unexpected_append(mb, env);
