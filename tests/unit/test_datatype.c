@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "datatype/datatype.h"
+#include "util/copy.h"
 #include "datatype_reference.h"
 #include "unit_support.h"
 
@@ -83,6 +84,56 @@ static void test_copy_streaming(void)
     CU_ASSERT_EQUAL(dt_copy_streaming(got, 4, MPI_INT, ints, 1, every_other), 4 * sizeof(int));
     CU_ASSERT(got[0] == 1 && got[1] == 3 && got[2] == 5 && got[3] == 7);
     MPI_Type_free(&every_other);
+}
+
+/* copy_bulk (util/copy.h) at every distance it treats apart (the
+ * destination 1-63 bytes ahead of the source modulo 4 KiB, from 2 KiB up:
+ * vector moves) and around it, lengths not a multiple of the 32-byte
+ * step, guard bytes on both sides; copy_by_vectors alone for short tails;
+ * dt_copy of contiguous data at such a distance. */
+static void check_bulk_copy(unsigned char *dst_page, const unsigned char *src_page, size_t src_at, size_t ahead,
+                            size_t n, bool vectors_only)
+{
+    enum { AREA = 3 * 4096 };
+    size_t dst_at = src_at + ahead;
+    memset(dst_page, 0xee, AREA);
+    if (vectors_only)
+        copy_by_vectors(dst_page + dst_at, src_page + src_at, n);
+    else
+        copy_bulk(dst_page + dst_at, src_page + src_at, n);
+    CU_ASSERT_EQUAL(memcmp(dst_page + dst_at, src_page + src_at, n), 0);
+    for (size_t i = 0; i < dst_at; i++)
+        if (dst_page[i] != 0xee) {
+            CU_FAIL("copy_bulk wrote before its destination");
+            break;
+        }
+    for (size_t i = dst_at + n; i < AREA; i++)
+        if (dst_page[i] != 0xee) {
+            CU_FAIL("copy_bulk wrote past its destination");
+            break;
+        }
+}
+
+static void test_copy_bulk(void)
+{
+    enum { AREA = 3 * 4096 };
+    unsigned char *src = aligned_alloc(4096, AREA), *dst = aligned_alloc(4096, AREA);
+    for (int i = 0; i < AREA; i++)
+        src[i] = (unsigned char)(i * 13 + i / 251);
+    static const size_t aheads[] = { 0, 1, 8, 16, 31, 32, 63, 64, 100 };
+    static const size_t lengths[] = { 2047, 2048, 2049, 4096, 4111, 8191 };
+    for (size_t a = 0; a < sizeof aheads / sizeof aheads[0]; a++)
+        for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
+            for (size_t src_at = 0; src_at < 8; src_at += 5)
+                check_bulk_copy(dst, src, src_at + 16, aheads[a], lengths[k], false);
+    for (size_t n = 0; n < 100; n++)
+        check_bulk_copy(dst, src, 3, 16, n, true);
+    /* Through dt_copy: 4 KiB of bytes with the destination 16 bytes ahead. */
+    memset(dst, 0, AREA);
+    CU_ASSERT_EQUAL(dt_copy(dst + 16, 4096, MPI_BYTE, src, 4096, MPI_BYTE), 4096);
+    CU_ASSERT_EQUAL(memcmp(dst + 16, src, 4096), 0);
+    free(src);
+    free(dst);
 }
 
 /* A struct type built twice (as two ranks would): copies between the two
@@ -652,6 +703,7 @@ int main(void)
     CU_add_test(s, "pack/unpack round trip", test_pack_unpack_round_trip);
     CU_add_test(s, "copy truncates", test_copy_truncates_to_destination);
     CU_add_test(s, "streaming copy", test_copy_streaming);
+    CU_add_test(s, "bulk copy (rep movsb distances)", test_copy_bulk);
     CU_add_test(s, "copy between equal layouts", test_copy_between_equal_layouts);
     CU_add_test(s, "counts from bytes", test_counts_from_bytes);
     CU_pSuite r = CU_add_suite("derived", NULL, NULL);
