@@ -43,12 +43,18 @@ static inline void prefetch_slots_for_write(struct lane *l, uint64_t first, uint
         prefetch_for_write(p);
 }
 
+/* The header's `bytes` of `m`: an offer (with `done`) carries the flag. */
+static inline uint32_t header_bytes_of(const struct message *m, const struct completion *done)
+{
+    return (uint32_t)m->bytes | (done != NULL ? LANE_OFFER_FLAG : 0);
+}
+
 static inline void header_fill(union lane_slot *s, const struct message *m, struct completion *done)
 {
     s->header.context_id = m->context_id;
     s->header.source = m->source;
     s->header.tag = m->tag;
-    s->header.bytes = (uint32_t)m->bytes | (done != NULL ? LANE_OFFER_FLAG : 0);
+    s->header.bytes = header_bytes_of(m, done);
     if (done == NULL) {
         message_copy(s->raw + LANE_HEADER_BYTES, m->bytes, MPI_BYTE, m->buf, (size_t)m->count, m->type);
         return;
@@ -87,7 +93,7 @@ static inline bool lane_put_ring(struct lane *l, const struct message *m, uint64
                                  struct completion *done, uint64_t *at)
 {
     uint64_t pos = l->tail;
-    uint64_t k = lane_slots_for((uint32_t)m->bytes | (done != NULL ? LANE_OFFER_FLAG : 0));
+    uint64_t k = lane_slots_for(header_bytes_of(m, done));
     uint64_t start = pos % LANE_SLOTS + k > LANE_SLOTS ? pos + (LANE_SLOTS - pos % LANE_SLOTS) : pos;
     uint64_t end = start + k + 1;    /* + the successor slot, cleared below */
     if (end > l->room_end) {

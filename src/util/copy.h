@@ -15,11 +15,11 @@ void copy_by_vectors(void *dst, const void *src, size_t n);
 
 /* memcpy for message data (no overlap). Where the destination lies 1 to
  * 63 bytes ahead of the source modulo 4 KiB, glibc 2.36's `rep movsb`
- * (Debian 12) takes 5 to 10 times as long as vector moves once the
- * source's lines come from another core's cache: 3-10 µs instead of
- * 0.4-0.5 for 4 KiB here, and buffers that begin at the same offset in
- * their pages but 16 bytes apart are common (two malloc'd page-sized
- * blocks). Those copies take copy_by_vectors (doc/performance.md §32). */
+ * (Debian 12) is several times slower than vector moves once the
+ * source's lines come from another core's cache, and buffers placed so
+ * are common (two malloc'd page-sized blocks, 16 bytes apart modulo
+ * 4 KiB). Those copies take copy_by_vectors (doc/performance.md §32 has
+ * the figures). */
 static inline void copy_bulk(void *dst, const void *src, size_t n)
 {
     uintptr_t ahead = ((uintptr_t)dst - (uintptr_t)src) & 4095;

@@ -243,6 +243,23 @@ static void freed_request(struct pair *p)
     }
 }
 
+/* The receiver's side of a cancelled send of `tag`: the sender's verdict
+ * (MPI_Test_cancelled), then the message must not be there if the cancel
+ * succeeded, and must arrive intact if it did not. */
+static void receive_after_cancel(struct pair *p, int tag, uint32_t number, int bytes, int line)
+{
+    MPI_Status st;
+    int verdict, there;
+    MPI_Recv(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD, &st);
+    MPI_Iprobe(p->peer, tag, MPI_COMM_WORLD, &there, &st);
+    if (verdict && there && !TU_SEND_CANCEL_QUIRKS)
+        p->errs += tu_fail(line, "message %u (tag %d) was cancelled but can be probed", number, tag);
+    if (!verdict) {
+        MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, tag, MPI_COMM_WORLD, &st);
+        check(p, p->buf, bytes, &st, tag, number, line);
+    }
+}
+
 /* A send nobody has posted a receive for, cancelled at once. */
 static void cancelled(struct pair *p)
 {
@@ -261,15 +278,7 @@ static void cancelled(struct pair *p)
         MPI_Send(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD);
         return;
     }
-    MPI_Recv(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD, &st);
-    int there;
-    MPI_Iprobe(p->peer, TAG_CANCEL, MPI_COMM_WORLD, &there, &st);
-    if (verdict && there && !TU_SEND_CANCEL_QUIRKS)
-        p->errs += tu_fail(__LINE__, "message %u was cancelled but can be probed", number);
-    if (!verdict) {
-        MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, TAG_CANCEL, MPI_COMM_WORLD, &st);
-        check(p, p->buf, bytes, &st, TAG_CANCEL, number, __LINE__);
-    }
+    receive_after_cancel(p, TAG_CANCEL, number, bytes, __LINE__);
 }
 
 /* Mostly 513..1024 bytes (offers in a one-way stream), else up to 4 KiB. */
@@ -323,15 +332,7 @@ static void stream(struct pair *p, bool late)
         MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, TAG_DATA, MPI_COMM_WORLD, &st);
         check(p, p->buf, bytes[k], &st, TAG_DATA, first + (uint32_t)k, __LINE__);
     }
-    MPI_Recv(&verdict, 1, MPI_INT, p->peer, TAG_VERDICT, MPI_COMM_WORLD, &st);
-    int there;
-    MPI_Iprobe(p->peer, TAG_STREAM_CANCEL, MPI_COMM_WORLD, &there, &st);
-    if (verdict && there && !TU_SEND_CANCEL_QUIRKS)
-        p->errs += tu_fail(__LINE__, "stream message %u was cancelled but can be probed", cancel_number);
-    if (!verdict) {
-        MPI_Recv(p->buf, MAX_BYTES, MPI_BYTE, p->peer, TAG_STREAM_CANCEL, MPI_COMM_WORLD, &st);
-        check(p, p->buf, cancel_bytes, &st, TAG_STREAM_CANCEL, cancel_number, __LINE__);
-    }
+    receive_after_cancel(p, TAG_STREAM_CANCEL, cancel_number, cancel_bytes, __LINE__);
 }
 
 int main(int argc, char **argv)
