@@ -109,6 +109,7 @@ suite() { # NAME RUN-TESTS-OPTIONS...
     "$srcdir/tests/run-tests" --builddir "$builddir" --list "$srcdir/tests/mpi/net.testlist" "$@" >"$log" 2>&1 ||
         fail "$name: $(grep -E '^(FAIL|failed:)' "$log" | head -n 5)"
     echo "$name: $(tail -n 1 "$log") in $((SECONDS - started)) s"
+    grep '^note:' "$log" | sed "s/^/$name: /"
     check_no_orphans "$name"
 }
 # (Not the entries of 16 node processes: the bed has 6 Slurm nodes.)
