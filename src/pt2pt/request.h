@@ -23,6 +23,7 @@ static inline void request_init(struct strand_request *req, struct rank *self, e
 {
     atomic_store_explicit(&req->done.state, COMPLETION_PENDING, memory_order_relaxed);
     req->done.payload_inline = false;
+    req->done.waited_at_once = false;
     req->done.owner = self;
     req->done.queued = NULL;
     request_set_empty_status(&req->status);
