@@ -36,6 +36,15 @@ struct rank_waiter {
      * completion it needs before its wait can end (rank_wait_until_picked),
      * or NULL for any.  rank_wake_for skips the wake for the others. */
     _Atomic(const void *) awaited;
+    /* Two ranks per core (wait.c, "yield, then poll"): the CPU + 1 whose
+     * run queue the rank joined when it last yielded in a wait, 0 while it
+     * is not yielding; and the CPU + 1 whose `cpu_wanted` count a waker
+     * raised for it since (rank_want_cpu), 0 for none. */
+    atomic_int yielded_on;
+    atomic_int wanted_on;
+    /* The CPU + 1 the rank last left a wait on, counted in `cpu_wanted`
+     * until its next wait (the rank's thread only; 0 when not counted). */
+    atomic_int busy_on;
 };
 
 struct world;
@@ -97,6 +106,11 @@ struct node {
     int spin_limit;                 /* polls before a waiter yields or sleeps */
     int yield_limit;                /* collective waits: then polls each followed by sched_yield */
     int wait_yield_limit;           /* the same for rank_wait_until (few ranks per core only) */
+    int wait_polls_after_yield;     /* rank_wait_until: polls after each yield (two ranks per core) */
+    /* Per CPU (ncpu_slots of them, a line each): ranks that yielded in a
+     * wait on that CPU and were given work since (wait.c). */
+    struct cpu_wanted *cpu_wanted;
+    int ncpu_slots;
     /* Sleepers issue a process-wide barrier (membarrier) after announcing
      * themselves, so rank_wake_light needs no fence (wait.c). Set once
      * before any rank runs, when ranks do not outnumber cores (node.c). */
@@ -275,6 +289,24 @@ typedef const void *(*rank_wait_pick)(void *arg);
 void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg);
 void rank_wake_slow(struct rank *r);
 
+struct cpu_wanted {
+    _Alignas(64) atomic_int count;
+};
+
+/* `r`, which yielded in a wait on CPU `cpu_plus_1` - 1, has work now:
+ * counts it there once, so that a rank polling on that CPU yields to it. */
+void rank_want_cpu(struct rank *r, int cpu_plus_1);
+
+/* Every waker, after its store: a rank yielding in a wait (two ranks per
+ * core) is counted on its CPU. A hint: a mark missed or stale costs at most
+ * one round of polls (wait.c). */
+static inline void rank_note_work(struct rank *r)
+{
+    int cpu_plus_1 = atomic_load_explicit(&r->waiter.yielded_on, memory_order_relaxed);
+    if (STRAND_UNLIKELY(cpu_plus_1 != 0))
+        rank_want_cpu(r, cpu_plus_1);
+}
+
 static inline void rank_wake(struct rank *r)
 {
     /* Pairs with the sleeper's increment of `sleepers` before its final
@@ -282,6 +314,7 @@ static inline void rank_wake(struct rank *r)
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
         rank_wake_slow(r);
+    rank_note_work(r);
 }
 
 /* rank_wake after completing `what`: no wake while the rank sleeps for
@@ -291,6 +324,7 @@ static inline void rank_wake(struct rank *r)
 static inline void rank_wake_for(struct rank *r, const void *what)
 {
     atomic_thread_fence(memory_order_seq_cst);
+    rank_note_work(r);
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_acquire) == 0)
         return;
     const void *awaited = atomic_load_explicit(&r->waiter.awaited, memory_order_relaxed);
@@ -310,6 +344,7 @@ static inline void rank_wake_light(struct rank *r)
     atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&r->waiter.sleepers, memory_order_relaxed) != 0)
         rank_wake_slow(r);
+    rank_note_work(r);
 }
 
 /* Registers for the sleepers' barrier; true if the kernel supports it

@@ -46,6 +46,11 @@ enum {
      * yields while the next hops wait, and a token ring gets several
      * times slower (doc/performance.md §12b). */
     WAIT_YIELD_RANKS_PER_CORE = 4,
+    /* With at most two ranks per core, a waiter back from a yield polls
+     * this many times before it yields again (wait.c, "yield, then poll";
+     * a poll is a few tens of nanoseconds). */
+    WAIT_POLLS_AFTER_YIELD = 300,
+    POLL_AFTER_YIELD_RANKS_PER_CORE = 2,
 };
 
 struct rank *strand_current_rank(void) { return strand_self; }
@@ -144,6 +149,25 @@ static int wait_yield_limit_for(int nranks, int ncores)
     return nranks <= WAIT_YIELD_RANKS_PER_CORE * ncores ? yield_limit_for(nranks, ncores) : 0;
 }
 
+static int wait_polls_after_yield_for(int nranks, int ncores)
+{
+    return nranks > ncores && nranks <= POLL_AFTER_YIELD_RANKS_PER_CORE * ncores ? WAIT_POLLS_AFTER_YIELD : 0;
+}
+
+/* One count per CPU the system may have (wait.c); none when out of memory
+ * (then no waiter polls after a yield). */
+static void cpu_wanted_setup(struct node *n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    if (cpus < 1)
+        return;
+    n->cpu_wanted = aligned_alloc(_Alignof(struct cpu_wanted), (size_t)cpus * sizeof *n->cpu_wanted);
+    if (n->cpu_wanted == NULL)
+        return;
+    memset(n->cpu_wanted, 0, (size_t)cpus * sizeof *n->cpu_wanted);
+    n->ncpu_slots = (int)cpus;
+}
+
 /* A child that a rank creates with fork() is an ordinary process (DESIGN
  * §4 trap 9): its thread is no rank's any more, so that MPI calls fail
  * clearly instead of waiting for ranks that the child does not have. */
@@ -179,6 +203,9 @@ static int node_setup(void)
     n->spin_limit = spin_limit_for(n->config.nranks, n->ncores);
     n->yield_limit = yield_limit_for(n->config.nranks, n->ncores);
     n->wait_yield_limit = wait_yield_limit_for(n->config.nranks, n->ncores);
+    cpu_wanted_setup(n);
+    if (n->ncpu_slots > 0)
+        n->wait_polls_after_yield = wait_polls_after_yield_for(n->config.nranks, n->ncores);
     /* Only while every rank has a core: then sleeps are rare, while with
      * more ranks than cores every hand-off sleeps and membarrier's
      * inter-processor interrupts made a 64-rank halo 7x slower. Fixed
@@ -214,6 +241,9 @@ void node_ranks_added(int count)
     __atomic_store_n(&n->spin_limit, spin_limit_for(total, n->ncores), __ATOMIC_RELAXED);
     __atomic_store_n(&n->yield_limit, yield_limit_for(total, n->ncores), __ATOMIC_RELAXED);
     __atomic_store_n(&n->wait_yield_limit, wait_yield_limit_for(total, n->ncores), __ATOMIC_RELAXED);
+    if (n->ncpu_slots > 0)
+        __atomic_store_n(&n->wait_polls_after_yield, wait_polls_after_yield_for(total, n->ncores),
+                         __ATOMIC_RELAXED);
 }
 
 size_t node_rank_stack_size(void)

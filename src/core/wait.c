@@ -84,15 +84,118 @@ static void sleep_until(struct rank *self, rank_wait_cond done, rank_wait_pick p
     }
 }
 
+/* ---- two ranks per core: yield, then poll ----
+ *
+ * With two ranks per core, a waiter that yields hands its core to the
+ * other rank of that core, which often waits too: then each yields the
+ * core back at once, a switch every ~2 µs, and whichever of them the next
+ * message is for runs only half of the time. So a rank that comes back
+ * from sched_yield polls a while before it yields again: in a chain of
+ * hand-offs (a token ring) the rank that yielded is the one whose turn is
+ * over, and the one polling is the one the next message is for. It stops
+ * polling as soon as a waker counted another rank that yielded on this
+ * CPU as having work (`cpu_wanted`), so a rank with work does not wait for
+ * the poller; ranks busy outside MPI are not counted, so the polls are
+ * bounded (doc/performance.md §33). */
+
+void rank_want_cpu(struct rank *r, int cpu_plus_1)
+{
+    int none = 0;
+    if (cpu_plus_1 <= strand_node.ncpu_slots &&
+        atomic_compare_exchange_strong_explicit(&r->waiter.wanted_on, &none, cpu_plus_1, memory_order_relaxed,
+                                                memory_order_relaxed))
+        atomic_fetch_add_explicit(&strand_node.cpu_wanted[cpu_plus_1 - 1].count, 1, memory_order_relaxed);
+}
+
+/* The rank runs: its own count, if a waker raised one, is spent. */
+static void want_spent(struct rank *self)
+{
+    if (atomic_load_explicit(&self->waiter.wanted_on, memory_order_relaxed) == 0)
+        return;
+    int cpu_plus_1 = atomic_exchange_explicit(&self->waiter.wanted_on, 0, memory_order_relaxed);
+    if (cpu_plus_1 != 0)
+        atomic_fetch_sub_explicit(&strand_node.cpu_wanted[cpu_plus_1 - 1].count, 1, memory_order_relaxed);
+}
+
+static int current_cpu_plus_1(void)
+{
+    int cpu = sched_getcpu();
+    return cpu >= 0 && cpu < strand_node.ncpu_slots ? cpu + 1 : 0;
+}
+
+/* A rank that runs outside a wait counts as having work on the CPU it
+ * left its last wait on: a waiter that gets the CPU while the kernel
+ * preempted that rank yields it back at once. */
+static void busy_begin(struct rank *self)
+{
+    int cpu_plus_1 = current_cpu_plus_1();
+    atomic_store_explicit(&self->waiter.busy_on, cpu_plus_1, memory_order_relaxed);
+    if (cpu_plus_1 != 0)
+        atomic_fetch_add_explicit(&strand_node.cpu_wanted[cpu_plus_1 - 1].count, 1, memory_order_relaxed);
+}
+
+static void busy_end(struct rank *self)
+{
+    int cpu_plus_1 = atomic_load_explicit(&self->waiter.busy_on, memory_order_relaxed);
+    if (cpu_plus_1 == 0)
+        return;
+    atomic_store_explicit(&self->waiter.busy_on, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&strand_node.cpu_wanted[cpu_plus_1 - 1].count, 1, memory_order_relaxed);
+}
+
+/* Yields, announcing the CPU whose run queue this rank joins. */
+static void yield_announced(struct rank *self)
+{
+    atomic_store_explicit(&self->waiter.yielded_on, current_cpu_plus_1(), memory_order_relaxed);
+    sched_yield();
+    atomic_store_explicit(&self->waiter.yielded_on, 0, memory_order_relaxed);
+    want_spent(self);
+}
+
+/* Polls up to `polls` times; true when done, false when the polls ran out
+ * or a rank that yielded on this CPU has work. */
+static bool poll_while_cpu_unwanted(rank_wait_cond done, void *arg, int polls)
+{
+    int cpu_plus_1 = current_cpu_plus_1();
+    if (cpu_plus_1 == 0)
+        return false;
+    const atomic_int *wanted = &strand_node.cpu_wanted[cpu_plus_1 - 1].count;
+    for (int i = 0; i < polls; i++) {
+        if (done(arg))
+            return true;
+        if (atomic_load_explicit(wanted, memory_order_relaxed) > 0)
+            return false;
+        cpu_relax();
+    }
+    return false;
+}
+
+/* The yielding part of a wait; true when done. */
+static bool yield_until(struct rank *self, rank_wait_cond done, void *arg)
+{
+    int polls = strand_node.wait_polls_after_yield;
+    for (int i = 0; i < strand_node.wait_yield_limit; i++) {
+        if (done(arg))
+            return true;
+        if (polls == 0) {
+            sched_yield();
+            continue;
+        }
+        yield_announced(self);
+        if (poll_while_cpu_unwanted(done, arg, polls))
+            return true;
+    }
+    return false;
+}
+
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
 {
     rank_wait_until_picked(self, done, NULL, arg);
 }
 
-void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
+/* The waiting part of rank_wait_until_picked, after its first check. */
+static void wait_blocked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
 {
-    if (done(arg))
-        return;
     /* In a job over several node processes the spinning waiter also reads
      * the network itself (src/net/net.h): no wake-up for what it awaits. */
     bool polling = net_wait_begin();
@@ -108,12 +211,21 @@ void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pi
     }
     if (polling)
         net_wait_end(true);
-    for (int i = 0; i < strand_node.wait_yield_limit; i++) {
-        if (done(arg))
-            return;
-        sched_yield();
-    }
+    if (yield_until(self, done, arg))
+        return;
     /* Nobody would wake this thread to withdraw its offers (lane.h). */
     pt2pt_before_sleep(self);
     sleep_until(self, done, pick, arg);
+}
+
+void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
+{
+    if (done(arg))
+        return;
+    bool counted = strand_node.wait_polls_after_yield != 0 && self->thread_level != MPI_THREAD_MULTIPLE;
+    if (counted)
+        busy_end(self);
+    wait_blocked(self, done, pick, arg);
+    if (counted)
+        busy_begin(self);
 }
