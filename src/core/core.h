@@ -287,6 +287,9 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
  * threads may sleep, each for its own condition. */
 typedef const void *(*rank_wait_pick)(void *arg);
 void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg);
+/* When a rank's program returned: gives back what its waits counted on a
+ * CPU (wait.c, "yield, then poll"). The rank's thread. */
+void rank_waits_over(struct rank *self);
 void rank_wake_slow(struct rank *r);
 
 struct cpu_wanted {

@@ -372,6 +372,7 @@ int rank_thread_run(struct rank *r, int (*rank_main)(void *arg), void *arg)
     name_rank_thread(r->world_rank);
     signals_rank_thread_start(r);
     r->exit_status = rank_main(arg);
+    rank_waits_over(r);
     atomic_store(&r->thread_ended, true);
     if (r->mpi_state == RANK_MPI_INITIALIZED) {
         char line[256];

@@ -193,6 +193,12 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
     rank_wait_until_picked(self, done, NULL, arg);
 }
 
+void rank_waits_over(struct rank *self)
+{
+    busy_end(self);
+    want_spent(self);
+}
+
 /* The waiting part of rank_wait_until_picked, after its first check. */
 static void wait_blocked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg)
 {
@@ -223,8 +229,7 @@ void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pi
     if (done(arg))
         return;
     bool counted = strand_node.wait_polls_after_yield != 0 && self->thread_level != MPI_THREAD_MULTIPLE;
-    if (counted)
-        busy_end(self);
+    busy_end(self);             /* (also a count left from before the polls were turned off) */
     wait_blocked(self, done, pick, arg);
     if (counted)
         busy_begin(self);

@@ -120,6 +120,11 @@ static void test_polls_after_yield_counts_balance(void)
     CU_ASSERT_EQUAL(busy, RING_RANKS);      /* each left its last wait */
     for (int i = 0; i < RING_RANKS; i++)
         CU_ASSERT_EQUAL(atomic_load(&n->ranks[i]->waiter.yielded_on), 0);
+    /* Ranks that end give everything back. */
+    for (int i = 0; i < RING_RANKS; i++)
+        rank_waits_over(n->ranks[i]);
+    for (int c = 0; c < cpus; c++)
+        CU_ASSERT_EQUAL(atomic_load(&n->cpu_wanted[c].count), 0);
     free(n->cpu_wanted);
     n->cpu_wanted = NULL;
     n->ncpu_slots = 0;
