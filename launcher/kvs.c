@@ -28,6 +28,8 @@ struct node_report {
     bool started;
     enum node_end end;
     int value;
+    bool exited;            /* mpiexec saw the node process end (kvs_note_exited) */
+    int exit_status;
 };
 
 static struct {
@@ -161,6 +163,14 @@ static const char *answer(struct client *c, char *line, char *out, size_t out_le
         r->end = end_kind(a);
         r->value = (int)strtol(b, NULL, 10);
         reply = "ok";
+    } else if (strcmp(verb, "exited") == 0 && a != NULL) {
+        long node = strtol(a, NULL, 10);
+        if (node >= 0 && node < kvs.nnodes) {
+            const struct node_report *e = &kvs.reports[node];
+            if (e->exited)
+                snprintf(out, out_len, "value %d", e->exit_status);
+            reply = e->exited ? out : "none";
+        }
     }
     pthread_mutex_unlock(&kvs.lock);
     return reply;
@@ -288,6 +298,14 @@ bool kvs_agent_started(int node)
     bool started = kvs.reports[node].started;
     pthread_mutex_unlock(&kvs.lock);
     return started;
+}
+
+void kvs_note_exited(int node, int status)
+{
+    pthread_mutex_lock(&kvs.lock);
+    kvs.reports[node].exited = true;
+    kvs.reports[node].exit_status = status;
+    pthread_mutex_unlock(&kvs.lock);
 }
 
 enum node_end kvs_node_end(int node, int *value)

@@ -16,6 +16,8 @@
  *   get KEY                 -> value VALUE | none
  *   started                 -> ok     (an agent: its node process is starting)
  *   end KIND VALUE          -> ok     (an agent: KIND exit|signal|abort|nostart)
+ *   exited NODE             -> value STATUS | none (whether mpiexec saw node
+ *                              NODE's process end on its own, with STATUS)
  *   publish SERVICE PORT    -> ok | taken
  *   unpublish SERVICE PORT  -> ok | unknown | other (published with another port)
  *   lookup SERVICE          -> value PORT | none
@@ -50,5 +52,9 @@ enum { KVS_LINE_MAX = 4096 };
 /* Any thread: what the agent of `node` reported. */
 bool kvs_agent_started(int node);
 enum node_end kvs_node_end(int node, int *value);
+/* The main thread: node `node`'s process ended on its own with `status`
+ * without ending the job (its ranks ended). A node process that still
+ * tries to connect to it then learns from `exited` that it never will. */
+void kvs_note_exited(int node, int status);
 
 #endif

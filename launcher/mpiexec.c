@@ -1095,6 +1095,8 @@ static int run_nodes(struct node_plan *p, char **argv)
         int code = node_outcome(p, node, status, &ends_job);
         if (code > result)
             result = code;
+        if (!ends_job)
+            kvs_note_exited(node, code);
         if (ends_job && running > 0) {
             ending = true;
             kill_at = end_job(p, group);

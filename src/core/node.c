@@ -374,6 +374,16 @@ int rank_thread_run(struct rank *r, int (*rank_main)(void *arg), void *arg)
     r->exit_status = rank_main(arg);
     rank_waits_over(r);
     atomic_store(&r->thread_ended, true);
+    if (r->mpi_state == RANK_MPI_NOT_STARTED && r->exit_status != 0 && r->world->size > 1) {
+        /* As a process-per-rank MPI's launcher would: the other ranks may
+         * be waiting in MPI_Init or for its messages, and its node process
+         * may take no connection any more. */
+        char line[256];
+        snprintf(line, sizeof line,
+                 "Strand MPI: rank %d%s ended (status %d) without calling MPI_Init; ending the job\n",
+                 r->world_rank, r->world->id != 0 ? " of a spawned job" : "", r->exit_status);
+        strand_job_abort(r->exit_status, line);
+    }
     if (r->mpi_state == RANK_MPI_INITIALIZED) {
         char line[256];
         snprintf(line, sizeof line,

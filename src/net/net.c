@@ -1014,6 +1014,18 @@ bool net_peer_refused(const struct net_peer *peer)
     return false;
 }
 
+bool net_peer_exited(const struct net_peer *peer, int *status)
+{
+    char request[32], answer[64];
+    if (peer->foreign || pmi_active() || !net_kv_available())
+        return false;
+    snprintf(request, sizeof request, "exited %d", peer->node);
+    if (!net_kv_request(request, answer, sizeof answer) || strncmp(answer, "value ", 6) != 0)
+        return false;
+    *status = (int)strtol(answer + 6, NULL, 10);
+    return true;
+}
+
 bool net_port_fallback_allowed(void)
 {
     return net_store_available();

@@ -354,6 +354,12 @@ int net_peer_port(const struct net_peer *peer);
  * process; asks the store whether it listens elsewhere (net_peer_port
  * then answers that port). True when it learned a new port. */
 bool net_peer_refused(const struct net_peer *peer);
+/* Progress thread: whether mpiexec saw the node process of `peer` (of this
+ * job) end on its own; then *status is its exit status. A peer that never
+ * took a connection and has ended never will (it died starting, or ran
+ * another program): a connector stops retrying at once. False without
+ * mpiexec's store (under PMI: the connect timeout decides). */
+bool net_peer_exited(const struct net_peer *peer, int *status);
 /* Main thread, in ops->init: whether a taken static port may be replaced
  * by another (a store is there to publish it), and publishing it.
  * net_publish_port returns 0, or -1 with the reason in why[why_len]. */

@@ -611,11 +611,17 @@ static void connect_failed(struct conn *c, const char *why)
     c->state = CONN_CONNECTING;
     c->rpos = c->rlen = 0;          /* whatever the other program sent */
     c->in_payload = false;
+    char what[300];
+    int status;
+    if (!c->peer->foreign && net_peer_exited(c->peer, &status)) {
+        snprintf(what, sizeof what, "its node process ended (exit status %d) before it took a connection", status);
+        peer_forget(ps, what);
+        return;
+    }
     if (!c->peer->foreign)
         net_peer_refused(c->peer);
     bool final = c->peer->foreign && atomic_load(&c->peer->users) == 0;
     if (final || net_now_seconds() > ps->give_up_at) {
-        char what[300];
         snprintf(what, sizeof what, "cannot connect to %s:%d: %s", net_peer_host(c->peer), port, why);
         peer_forget(ps, what);
         return;

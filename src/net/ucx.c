@@ -1194,6 +1194,13 @@ static void resolve_peers(int *wait_ms)
         int rc = fetch_address(peer, &addr, &len, &why);
         if (rc < 0)
             lost(peer, why, UCS_ERR_INVALID_ADDR);
+        int exit_status;
+        if (rc == 0 && net_peer_exited(peer, &exit_status)) {
+            char what[100];
+            snprintf(what, sizeof what, "its node process ended (exit status %d) before it published its address",
+                     exit_status);
+            lost(peer, what, UCS_ERR_UNREACHABLE);
+        }
         ucs_status_t status = UCS_OK;
         if (rc == 0)
             ps->retry_at = now + RESOLVE_RETRY_MS * 1e-3;

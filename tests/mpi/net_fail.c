@@ -9,11 +9,16 @@
  *                   and mpiexec must name the dead node process and its ranks;
  *   net_fail wait   nobody fails by itself: the test kills a node process
  *                   (or a whole emulated node) from outside, see
- *                   tests/testbeds/slurm-jobs.sh.
+ *                   tests/testbeds/slurm-jobs.sh;
+ *   net_fail start  the ranks of the last node process (STRAND_NODE_INDEX)
+ *                   exit with status 5 before MPI_Init: the job must end
+ *                   with that status at once, saying so (the others would
+ *                   wait for them in MPI_Init or in a receive).
  * Either way no node process may be left; the testlist checks the status,
  * the message and the orphans. Minimum ranks: 2.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -21,6 +26,10 @@
 int main(int argc, char **argv)
 {
     int rank, size, v = 0;
+    const char *node = getenv("STRAND_NODE_INDEX"), *nodes = getenv("STRAND_NODES");
+    if (argc > 1 && strcmp(argv[1], "start") == 0 && node != NULL && nodes != NULL &&
+        atoi(node) == atoi(nodes) - 1)
+        exit(5);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

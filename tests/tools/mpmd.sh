@@ -8,7 +8,8 @@
 # with the programs three times on the command line, and at 64 ranks
 # (oversubscribed). Then bad command lines: a ':' with no program after
 # it, an option other than -n after ':', a program that does not exist,
-# one that is not executable, one that is not a Strand program.
+# one that is not executable, one that is not a Strand program, and a node
+# process that ends before Strand starts in it.
 # Run by make check as `mpmd.sh BUILDDIR SRCDIR`.
 . "$(dirname "$0")/lib.sh"
 
@@ -46,5 +47,20 @@ job missing 127 "cannot run $builddir/tests/mpi/no_such_program: No such file" -
     -n 1 "$builddir/tests/mpi/no_such_program"
 job not_executable 126 "cannot run .*mpmd.c: Permission denied" -n 1 "$a" x index : -n 1 "$srcdir/tests/mpi/mpmd.c"
 job not_strand 1 "cannot read its program /bin/true: .*not a Strand program" -n 1 "$a" x index : -n 1 /bin/true
+
+# A node process that ends before Strand starts in it (here the second
+# node's program is /bin/false; a library that does not load would do the
+# same): the first node, waiting to connect to it, learns from mpiexec's
+# store that it ended and ends the job within seconds, not the connect
+# timeout (60 s).
+nets=tcp
+grep -q 'HAVE_UCX=1' "$builddir/config.status" 2>/dev/null && nets="tcp ucx"
+for net in $nets; do
+    started=$SECONDS
+    UCX_NET_DEVICES=lo job "node_never_starts_$net" 1 \
+        "node 0 lost node 1 \(ranks 2-3\): .*its node process ended \(exit status 1\)" \
+        --net "$net" --nodes 2 -n 2 "$builddir/tests/mpi/coll_bcast" : -n 2 /bin/false
+    [ $((SECONDS - started)) -le 15 ] || fail "node_never_starts_$net: took $((SECONDS - started)) s"
+done
 
 finish
