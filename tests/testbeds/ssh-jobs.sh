@@ -123,10 +123,10 @@ interrupt() { # NAME SIGNAL-ACTION WANT_REGEX
     ip netns exec "$NS_A" "$mpiexec" -hosts "$hosts" -n 2 sleep 30 >"$log" 2>&1 &
     local m=$!
     for _ in $(seq 50); do
-        on_b pgrep -x sleep >/dev/null && break
+        on_b without_preload pgrep -x sleep >/dev/null && break
         sleep 0.1
     done
-    on_b pgrep -x sleep >/dev/null || fail "$1: the remote node process did not start"
+    on_b without_preload pgrep -x sleep >/dev/null || fail "$1: the remote node process did not start"
     eval "$2"
     wait "$m"
     local rc=$?
