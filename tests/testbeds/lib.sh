@@ -10,10 +10,9 @@ errors=0
 
 # procps' pgrep and pkill hang under a preloaded sanitizer runtime (the
 # README's sanitizer recipe preloads it for the whole suite): never give
-# them one. (`without_preload pgrep ...` where a wrapper execs them.)
-without_preload() { env -u LD_PRELOAD "$@"; }
-pgrep() { without_preload pgrep "$@"; }
-pkill() { without_preload pkill "$@"; }
+# them one. (Through a wrapper that execs them: `env -u LD_PRELOAD pgrep`.)
+pgrep() { env -u LD_PRELOAD pgrep "$@"; }
+pkill() { env -u LD_PRELOAD pkill "$@"; }
 
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*"; errors=$((errors + 1)); }

@@ -63,7 +63,9 @@ check_no_orphans() { # WHAT
 job() {
     local name=$1 want=$2 regex=$3
     shift 3
-    run "$name" "$want" "$regex" ip netns exec "$NS_A" "$mpiexec" "$@"
+    # (under the README's sanitizer recipe the remote node processes need
+    # the preloaded runtime too: sshd passes no environment)
+    run "$name" "$want" "$regex" ip netns exec "$NS_A" "$mpiexec" ${LD_PRELOAD:+-x LD_PRELOAD} "$@"
 }
 
 # --- MPI across the two hosts --------------------------------------------
@@ -123,10 +125,10 @@ interrupt() { # NAME SIGNAL-ACTION WANT_REGEX
     ip netns exec "$NS_A" "$mpiexec" -hosts "$hosts" -n 2 sleep 30 >"$log" 2>&1 &
     local m=$!
     for _ in $(seq 50); do
-        on_b without_preload pgrep -x sleep >/dev/null && break
+        on_b env -u LD_PRELOAD pgrep -x sleep >/dev/null && break
         sleep 0.1
     done
-    on_b without_preload pgrep -x sleep >/dev/null || fail "$1: the remote node process did not start"
+    on_b env -u LD_PRELOAD pgrep -x sleep >/dev/null || fail "$1: the remote node process did not start"
     eval "$2"
     wait "$m"
     local rc=$?
