@@ -64,8 +64,8 @@ job() {
     local name=$1 want=$2 regex=$3
     shift 3
     # (under the README's sanitizer recipe the remote node processes need
-    # the preloaded runtime too: sshd passes no environment)
-    run "$name" "$want" "$regex" ip netns exec "$NS_A" "$mpiexec" ${LD_PRELOAD:+-x LD_PRELOAD} "$@"
+    # the preloaded runtime and its options too: sshd passes no environment)
+    run "$name" "$want" "$regex" ip netns exec "$NS_A" "$mpiexec" ${LD_PRELOAD:+-x LD_PRELOAD} ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$@"
 }
 
 # --- MPI across the two hosts --------------------------------------------
