@@ -8,11 +8,13 @@ progs="$builddir/tests/mpi"
 beds="$srcdir/tests/testbeds"
 errors=0
 
-# procps' pgrep and pkill hang under a preloaded sanitizer runtime (the
-# README's sanitizer recipe preloads it for the whole suite): never give
-# them one. (Through a wrapper that execs them: `env -u LD_PRELOAD pgrep`.)
+# procps' tools (pgrep, pkill, ps) hang under a preloaded sanitizer
+# runtime (the README's sanitizer recipe preloads it for the whole suite):
+# never give them one. (Through a wrapper that execs them: `env -u
+# LD_PRELOAD pgrep`.)
 pgrep() { env -u LD_PRELOAD pgrep "$@"; }
 pkill() { env -u LD_PRELOAD pkill "$@"; }
+ps() { env -u LD_PRELOAD ps "$@"; }
 
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*"; errors=$((errors + 1)); }

@@ -44,7 +44,7 @@ keep=""
 leftovers() { # NS
     local mine
     mine=$(cat "$state"/sshd_*.pid 2>/dev/null | tr '\n' '|')
-    ip netns pids "$1" | grep -Ev "^(${mine}${keep:-none})\$" | xargs -r ps -o pid=,args= -p
+    ip netns pids "$1" | grep -Ev "^(${mine}${keep:-none})\$" | xargs -r env -u LD_PRELOAD ps -o pid=,args= -p
 }
 
 # No process of the job may be left on either host (agents and node
