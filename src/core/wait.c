@@ -93,10 +93,12 @@ static void sleep_until(struct rank *self, rank_wait_cond done, rank_wait_pick p
  * from sched_yield polls a while before it yields again: in a chain of
  * hand-offs (a token ring) the rank that yielded is the one whose turn is
  * over, and the one polling is the one the next message is for. It stops
- * polling as soon as a waker counted another rank that yielded on this
- * CPU as having work (`cpu_wanted`), so a rank with work does not wait for
- * the poller; ranks busy outside MPI are not counted, so the polls are
- * bounded (doc/performance.md §33). */
+ * polling as soon as this CPU's `cpu_wanted` count is above zero: raised
+ * by a waker for a rank that yielded here, and by each rank from the end
+ * of one wait to the start of the next (on the CPU it left its wait on),
+ * so a rank with work does not wait for the poller. The counts are hints
+ * (a rank may have moved to another CPU since): the polls are bounded, and
+ * a stale count costs one round of them (doc/performance.md §33). */
 
 void rank_want_cpu(struct rank *r, int cpu_plus_1)
 {
