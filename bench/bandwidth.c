@@ -169,6 +169,8 @@ int main(int argc, char **argv)
         slot_bytes = 0; /* idle ranks never touch the slots */
     ctx.buf = bench_malloc(comm, slot_bytes);
     for (int s = 0; s < nsizes && sizes[s] <= opts.max_size; s++) {
+        if (sizes[s] < opts.min_size)
+            continue;
         ctx.bytes = (int)sizes[s];
         bw_size(&ctx, &opts, &params);
     }

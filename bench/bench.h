@@ -38,6 +38,7 @@ typedef struct {
     int reps;       /* timed repetitions; the median is reported */
     long max_iters; /* cap on iterations of one repetition */
     long warmup;    /* warm-up iterations; < 0 means "choose by size" */
+    long min_size;  /* smallest message size to run, bytes */
     long max_size;  /* largest message size to run, bytes */
 } bench_opts;
 
@@ -50,6 +51,7 @@ static inline void bench_default_opts(bench_opts *o)
     o->reps = 5;
     o->max_iters = 1000000;
     o->warmup = -1;
+    o->min_size = 0;
     o->max_size = 4 * BENCH_MIB;
 }
 
@@ -163,6 +165,7 @@ static inline void bench_usage_common(void)
             "  --reps N        timed repetitions, median reported (5)\n"
             "  --max-iters N   cap on iterations per repetition (1000000)\n"
             "  --warmup N      warm-up iterations (default: by size)\n"
+            "  --min-size B    smallest message size (0; pingpong, bandwidth)\n"
             "  --max-size B    largest message size, e.g. 64K, 1M (4M)\n"
             "  --help          this text\n");
 }
@@ -178,7 +181,7 @@ static inline int bench_parse_common(int argc, char **argv, int *i,
     const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
     int known = !strcmp(opt, "--time") || !strcmp(opt, "--reps") ||
                 !strcmp(opt, "--max-iters") || !strcmp(opt, "--warmup") ||
-                !strcmp(opt, "--max-size");
+                !strcmp(opt, "--min-size") || !strcmp(opt, "--max-size");
     char *end = NULL;
 
     if (!known)
@@ -202,8 +205,14 @@ static inline int bench_parse_common(int argc, char **argv, int *i,
         o->warmup = strtol(val, &end, 10);
         return (*end == '\0' && o->warmup >= 0) ? 1 : -1;
     }
-    o->max_size = bench_parse_size(val); /* counts are ints: cap at 1 GiB */
-    return (o->max_size >= 0 && o->max_size <= 1024 * BENCH_MIB) ? 1 : -1;
+    long size = bench_parse_size(val); /* counts are ints: cap at 1 GiB */
+    if (size < 0 || size > 1024 * BENCH_MIB)
+        return -1;
+    if (!strcmp(opt, "--min-size"))
+        o->min_size = size;
+    else
+        o->max_size = size;
+    return 1;
 }
 
 /* Parses one benchmark-specific option at argv[*i]; same contract as

@@ -97,6 +97,8 @@ int main(int argc, char **argv)
     ctx.send_buf = bench_malloc(comm, (size_t)opts.max_size);
     ctx.recv_buf = bench_malloc(comm, (size_t)opts.max_size);
     for (int s = 0; s < nsizes && sizes[s] <= opts.max_size; s++) {
+        if (sizes[s] < opts.min_size)
+            continue;
         ctx.bytes = (int)sizes[s];
         pingpong_size(&ctx, &opts);
     }
