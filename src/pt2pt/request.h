@@ -47,8 +47,11 @@ static inline void request_init(struct strand_request *req, struct rank *self, e
 static inline struct strand_request *request_take(struct rank *self, enum request_kind kind)
 {
     struct request_pool *pool = &self->pt2pt.requests;
-    struct strand_request *req = pool->free;
-    if (STRAND_LIKELY(req != NULL && self->thread_level != MPI_THREAD_MULTIPLE))
+    struct strand_request *req;
+    /* The level first: at MPI_THREAD_MULTIPLE `free` is read under the
+     * pool's lock only (ThreadSanitizer saw the unlocked read race with
+     * another thread's take, though its value went unused). */
+    if (STRAND_LIKELY(self->thread_level != MPI_THREAD_MULTIPLE && (req = pool->free) != NULL))
         pool->free = req->next;
     else if ((req = request_take_slow(self)) == NULL)
         return NULL;
