@@ -68,11 +68,74 @@ void privatize_real_quick_exit(int status)
     __builtin_unreachable();
 }
 
-int strand_real_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+static int libc_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                                void *(*start)(void *), void *arg)
 {
     return LIBC(pthread_create_function, "pthread_create")(thread, attr, start, arg);
 }
+
+#if defined(__SANITIZE_THREAD__)
+/* Under ThreadSanitizer (a build with --enable-tsan, its runtime
+ * preloaded so that it sees libc's locks): a thread must start through the
+ * sanitizer's wrapper of pthread_create, once, or it has no sanitizer
+ * state and crashes at its first instrumented call. Calls into the
+ * pthread_create below all come through that wrapper (it is first in the
+ * lookup scope); libmpi's own threads go to the wrapper from here, and the
+ * wrapper's call of "the real" pthread_create, which it finds in libmpi,
+ * goes on to libc's. */
+static _Thread_local bool creating_through_sanitizer;
+
+_Noreturn static void sanitizer_refuses(const char *why)
+{
+    fprintf(stderr, "Strand MPI: under ThreadSanitizer, %s\n", why);
+    syscall(SYS_exit_group, 127);
+    __builtin_unreachable();
+}
+
+int strand_real_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                               void *(*start)(void *), void *arg)
+{
+    pthread_create_function *wrapper =
+        (pthread_create_function *)dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
+    /* (libmpi binds its own symbols first, -Bsymbolic: a lock tells
+     * whether the runtime comes before libc) */
+    void *lock = dlsym(RTLD_DEFAULT, "pthread_mutex_lock");
+    if (wrapper == NULL || lock != dlsym(RTLD_DEFAULT, "__interceptor_pthread_mutex_lock"))
+        sanitizer_refuses("its runtime must be preloaded: "
+                          "LD_PRELOAD=$(gcc -print-file-name=libtsan.so)");
+    creating_through_sanitizer = true;
+    int rc = wrapper(thread, attr, start, arg);
+    creating_through_sanitizer = false;
+    return rc;
+}
+
+static bool called_by_sanitizer(void)
+{
+    return creating_through_sanitizer;
+}
+
+/* A rank's thread would start in adopted_thread_main, instrumented code
+ * that runs before the start the sanitizer's wrapper put in its place. */
+static void check_adoption_possible(void)
+{
+    sanitizer_refuses("a rank cannot create threads of its own");
+}
+#else
+int strand_real_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                               void *(*start)(void *), void *arg)
+{
+    return libc_pthread_create(thread, attr, start, arg);
+}
+
+static bool called_by_sanitizer(void)
+{
+    return false;
+}
+
+static void check_adoption_possible(void)
+{
+}
+#endif
 
 /* ---- ending a rank ----------------------------------------------------- */
 
@@ -206,13 +269,14 @@ static int create_adopted_thread(pthread_t *thread, const pthread_attr_t *attr,
                                  void *(*start)(void *), void *arg, struct rank *rank,
                                  struct rank_run *run)
 {
+    check_adoption_possible();
     struct adopted_start *s = malloc(sizeof *s);
     if (s == NULL)
         return EAGAIN;
     *s = (struct adopted_start){.start = start, .arg = arg, .rank = rank, .run = run};
     if (run != NULL)
         rank_run_thread_started(run);
-    int rc = strand_real_pthread_create(thread, attr, adopted_thread_main, s);
+    int rc = libc_pthread_create(thread, attr, adopted_thread_main, s);
     if (rc != 0) {
         if (run != NULL)
             rank_run_thread_ended(run);
@@ -226,8 +290,8 @@ PRIVATIZE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
 {
     struct rank_run *run = privatize_current_run;
     struct rank *rank = strand_current_rank();
-    if (rank == NULL && run == NULL)
-        return strand_real_pthread_create(thread, attr, start, arg);
+    if ((rank == NULL && run == NULL) || called_by_sanitizer())
+        return libc_pthread_create(thread, attr, start, arg);
     return create_adopted_thread(thread, attr, start, arg, rank, run);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../privatize/privatize.h"
 #include "../comm/comm.h"
 #include "../net/net.h"
 #include "../pt2pt/pt2pt.h"
@@ -467,7 +468,7 @@ int strand_node_run(int (*rank_main)(void *arg), void *arg)
         if (rank_stack_create(r, stack_size) != 0)
             rank_thread_failed(n->local_ranks[i], n->config.nranks, errno);
         pthread_attr_setstack(&attr, r->stack_low, stack_size);
-        int rc = pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
+        int rc = strand_real_pthread_create(&threads[i], &attr, rank_thread_main, &starts[i]);
         if (rc != 0)
             rank_thread_failed(n->local_ranks[i], n->config.nranks, rc);
     }
