@@ -980,7 +980,11 @@ int comm_build(struct strand_comm *parent, enum build_kind kind, const struct bu
     }
     int me = participant_index(parent);
     struct build_entry *entry = &slot->entries[me];
-    entry->rank = strand_self;
+    /* Written at the first meeting only (the entry always names this
+     * rank): the builder of the meeting before may still be reading it to
+     * wake the members after this one saw that meeting end. */
+    if (entry->rank == NULL)
+        entry->rank = strand_self;
     entry->req = *req;
     uint32_t seq = ++parent->build_seq;
     /* acq_rel: the builder's increment acquires every member's entry. */
