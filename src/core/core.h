@@ -287,6 +287,10 @@ void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg);
  * threads may sleep, each for its own condition. */
 typedef const void *(*rank_wait_pick)(void *arg);
 void rank_wait_until_picked(struct rank *self, rank_wait_cond done, rank_wait_pick pick, void *arg);
+/* A nonblocking test or probe found nothing (MPI_Test*, MPI_Iprobe,
+ * MPI_Request_get_status, MPI_Win_test): with more ranks than cores, the
+ * rank yields its core (wait.c). */
+void rank_poll_missed(struct rank *self);
 /* When a rank's program returned: gives back what its waits counted on a
  * CPU (wait.c, "yield, then poll"). The rank's thread. */
 void rank_waits_over(struct rank *self);

@@ -190,6 +190,24 @@ static bool yield_until(struct rank *self, rank_wait_cond done, void *arg)
     return false;
 }
 
+/* A program that polls (MPI_Iprobe, MPI_Test* in a loop) spins inside no
+ * wait of ours. With more ranks than cores the rank it polls for is often
+ * runnable but not running, and a poller that keeps the core spins out its
+ * whole time slice first: hypre's exchange loop (Iprobe, Testall, Test)
+ * made AMG's setup at 64 ranks on 2 cores take 100 s, slower than MPICH's
+ * busy-polling processes. So a poll that found nothing hands the core on,
+ * as Open MPI does when oversubscribed (mpi_yield_when_idle); announced,
+ * as in yield_until, where waiters poll after their yields. */
+void rank_poll_missed(struct rank *self)
+{
+    if (__atomic_load_n(&strand_node.yield_limit, __ATOMIC_RELAXED) == 0)
+        return;                 /* each rank has a core: keep it */
+    if (__atomic_load_n(&strand_node.wait_polls_after_yield, __ATOMIC_RELAXED) == 0)
+        sched_yield();
+    else
+        yield_announced(self);
+}
+
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
 {
     rank_wait_until_picked(self, done, NULL, arg);

@@ -188,8 +188,10 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     pt2pt_progress(strand_self);
     *flag = request_is_done(*request);
-    if (!*flag)
+    if (!*flag) {
+        rank_poll_missed(strand_self);
         return MPI_SUCCESS;
+    }
     return finish_reporting(request, status, "MPI_Test");
 }
 STRAND_MPI_ALIAS(MPI_Test);
@@ -242,7 +244,11 @@ int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status status
         return error_report(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "flag must not be NULL");
     struct request_set set = { count, requests, 0 };
     *flag = all_done(&set);
-    return *flag ? finish_all(count, requests, statuses, "MPI_Testall") : MPI_SUCCESS;
+    if (!*flag) {
+        rank_poll_missed(strand_self);
+        return MPI_SUCCESS;
+    }
+    return finish_all(count, requests, statuses, "MPI_Testall");
 }
 STRAND_MPI_ALIAS(MPI_Testall);
 
@@ -293,8 +299,10 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_S
     int i = first_done(count, requests);
     *flag = i != -1;
     *index = i == -1 ? MPI_UNDEFINED : i;
-    if (i == -1)
+    if (i == -1) {
+        rank_poll_missed(strand_self);
         return MPI_SUCCESS;
+    }
     if (i == MPI_UNDEFINED) {
         request_set_empty_status(status);
         return MPI_SUCCESS;
@@ -342,6 +350,8 @@ static int some_common(const char *where, bool wait, int incount, MPI_Request *r
     if (wait && !any_done(&set))
         rank_wait_until(strand_self, any_done, &set);
     *outcount = finish_some(incount, requests, indices, statuses, where, &rc);
+    if (!wait && *outcount == 0)
+        rank_poll_missed(strand_self);
     return rc;
 }
 
@@ -493,8 +503,10 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     }
     pt2pt_progress(strand_self);
     *flag = request_is_done(request);
-    if (!*flag)
+    if (!*flag) {
+        rank_poll_missed(strand_self);
         return MPI_SUCCESS;
+    }
     if (request->kind == REQUEST_GENERALIZED)
         generalized_query(request);
     status_copy_out(status, &request->status);

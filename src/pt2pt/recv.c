@@ -193,6 +193,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
         return MPI_SUCCESS;
     }
     *flag = mailbox_probe(strand_self, c->core->context_id, source, tag, status, 0);
+    if (!*flag)
+        rank_poll_missed(strand_self);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Iprobe);

@@ -229,6 +229,8 @@ int PMPI_Win_test(MPI_Win win, int *flag)
     *flag = exposure_done(&e);
     if (*flag)
         w->expose_active = false;
+    else
+        rank_poll_missed(strand_self);
     return MPI_SUCCESS;
 }
 STRAND_MPI_ALIAS(MPI_Win_test);

@@ -107,7 +107,8 @@ static inline void tu_sleep_ms(int ms)
 
 /* Call between the iterations of a polling loop (MPI_Test, MPI_Iprobe,
  * ...): with many more ranks than cores, a rank that spins without giving
- * up the CPU slows everybody down. */
+ * up the CPU slows everybody down (Strand's test calls yield by themselves
+ * then, MPICH's do not; poll_loops tests that). */
 static inline void tu_yield(void)
 {
     sched_yield();
