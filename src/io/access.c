@@ -37,9 +37,11 @@ static int read_fully(int fd, char *buf, size_t len, MPI_Offset off, size_t *got
     return MPI_SUCCESS;
 }
 
-static int write_fully(int fd, const char *buf, size_t len, MPI_Offset off)
+static int write_fully(struct io_core *core, const char *buf, size_t len, MPI_Offset off)
 {
+    int fd = core->fd;
     size_t done = 0;
+    io_note_unsynced(core);
     while (done < len) {
         ssize_t r = pwrite(fd, buf + done, len - done, off + (MPI_Offset)done);
         if (r < 0 && errno == ESPIPE)
@@ -268,7 +270,7 @@ static int group_write(struct strand_file *f, struct io_access *a, const struct 
     if (!locked && (rc = range_lock(f, &held, g->lo, g->hi, sieving)) != MPI_SUCCESS)
         return rc;
     if (!sieving) {
-        rc = write_fully(core->fd, a->stream + g->stream_off, e[g->first].len, e[g->first].off);
+        rc = write_fully(core, a->stream + g->stream_off, e[g->first].len, e[g->first].off);
         if (!locked)
             range_unlock(f, &held);
         return rc;
@@ -282,7 +284,7 @@ static int group_write(struct strand_file *f, struct io_access *a, const struct 
             memcpy(sieve + (e[i].off - g->lo), a->stream + at, e[i].len);
             at += e[i].len;
         }
-        rc = write_fully(core->fd, sieve, span, g->lo);
+        rc = write_fully(core, sieve, span, g->lo);
     }
     if (!locked)
         range_unlock(f, &held);
@@ -436,7 +438,7 @@ static int window_move(struct strand_file *f, bool writing, struct pieces *p, ch
     if (rc == MPI_SUCCESS && writing) {
         for (size_t i = 0; i < p->n; i++)
             memcpy(buf + (p->v[i].off - lo), p->v[i].data, p->v[i].len);
-        rc = write_fully(core->fd, buf, span, lo);
+        rc = write_fully(core, buf, span, lo);
     } else if (rc == MPI_SUCCESS) {
         for (size_t i = 0; i < p->n; i++) {
             MPI_Offset avail = (MPI_Offset)got - (p->v[i].off - lo);

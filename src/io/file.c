@@ -254,6 +254,7 @@ static int open_exchange(int n, void *const *inputs, void **outputs)
         return MPI_ERR_NO_MEM;
     core->fd = -1;
     core->shfp_fd = -1;
+    atomic_init(&core->unsynced, true);  /* the open may have created the file */
     core->path = strdup(first->path);
     core->slots = calloc((size_t)n, sizeof *core->slots);
     for (int i = 0; i < 2; i++)
@@ -468,8 +469,11 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
     int error = rc;
     /* Every member is done with the old size before it changes. */
     io_sync_all(f);
-    if (error == MPI_SUCCESS && f->rank == 0 && ftruncate(f->core->fd, size) != 0)
-        error = io_errno_class(errno);
+    if (error == MPI_SUCCESS && f->rank == 0) {
+        io_note_unsynced(f->core);
+        if (ftruncate(f->core->fd, size) != 0)
+            error = io_errno_class(errno);
+    }
     error = io_agree_error(f, error);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -490,6 +494,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
     int error = rc;
     io_sync_all(f);
     if (error == MPI_SUCCESS && f->rank == 0 && size > 0) {
+        io_note_unsynced(f->core);
         int e = posix_fallocate(f->core->fd, 0, size);
         if (e == EOPNOTSUPP || e == EINVAL) {
             /* The file system cannot reserve: write zeros where the file is short. */
@@ -625,11 +630,18 @@ int PMPI_File_sync(MPI_File fh)
     if (f->split.active)
         return file_error(f, MPI_ERR_OTHER, where, "a split collective is pending");
     /* One descriptor serves the members of a node process: one fsync per
-     * node process after all arrived. */
+     * node process after all arrived, and none when nothing was written
+     * through it since the last (MPI-2.2 §13.6.1: the caller's previous
+     * writes reach the storage device; they already did). An fsync costs
+     * even a clean file a disk round trip (doc/performance.md §36). */
     io_sync_all(f);
     int error = MPI_SUCCESS;
-    if (f->rank == f->core->leader && !(f->core->amode & MPI_MODE_RDONLY) && fsync(f->core->fd) != 0)
+    if (f->rank == f->core->leader && !(f->core->amode & MPI_MODE_RDONLY) &&
+        atomic_exchange_explicit(&f->core->unsynced, false, memory_order_acq_rel) &&
+        fsync(f->core->fd) != 0) {
         error = io_errno_class(errno);
+        io_note_unsynced(f->core);      /* the next sync tries again */
+    }
     error = io_agree_error(f, error);
     if (error != MPI_SUCCESS)
         return file_error(f, error, where, "fsync failed");

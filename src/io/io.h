@@ -92,6 +92,10 @@ struct io_range {
 
 struct io_core {
     int fd;                         /* this node process's descriptor */
+    /* Written through `fd` since its last fsync (or since the open): set
+     * by every write and resize through it, taken by MPI_File_sync's
+     * leader, which skips fsync when it was clear. */
+    atomic_bool unsynced;
     char *path;
     int amode;
     int size;                       /* members */
@@ -188,6 +192,12 @@ int io_open_descriptor(const char *path, int amode, int *fd);
 int io_errno_class(int err);
 /* Every member of this node process waits until all of them arrived. */
 void io_barrier(struct io_core *core);
+/* Before a write or resize through core->fd: the next MPI_File_sync must
+ * flush it (any thread; ordered before the sync by the sync's barrier). */
+static inline void io_note_unsynced(struct io_core *core)
+{
+    atomic_store_explicit(&core->unsynced, true, memory_order_relaxed);
+}
 /* Agreement on an error: every member passes its own and gets the first
  * non-success class any member passed (collective). */
 int io_agree_error(struct strand_file *f, int error);

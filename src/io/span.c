@@ -264,6 +264,7 @@ static struct io_core *span_core_create(struct comm_core *cc, const char *path, 
         return NULL;
     core->fd = -1;
     core->shfp_fd = -1;
+    atomic_init(&core->unsynced, true);  /* the open may have created the file */
     core->spans = true;
     core->amode = amode;
     core->size = cc->size;
