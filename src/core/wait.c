@@ -172,6 +172,16 @@ static bool poll_while_cpu_unwanted(rank_wait_cond done, void *arg, int polls)
     return false;
 }
 
+/* One yield of a waiter: announced where waiters poll after yielding
+ * (polls > 0), so that a waker can tell this CPU it has work. */
+static void yield_core(struct rank *self, int polls)
+{
+    if (polls == 0)
+        sched_yield();
+    else
+        yield_announced(self);
+}
+
 /* The yielding part of a wait; true when done. */
 static bool yield_until(struct rank *self, rank_wait_cond done, void *arg)
 {
@@ -179,12 +189,8 @@ static bool yield_until(struct rank *self, rank_wait_cond done, void *arg)
     for (int i = 0; i < strand_node.wait_yield_limit; i++) {
         if (done(arg))
             return true;
-        if (polls == 0) {
-            sched_yield();
-            continue;
-        }
-        yield_announced(self);
-        if (poll_while_cpu_unwanted(done, arg, polls))
+        yield_core(self, polls);
+        if (polls != 0 && poll_while_cpu_unwanted(done, arg, polls))
             return true;
     }
     return false;
@@ -202,10 +208,7 @@ void rank_poll_missed(struct rank *self)
 {
     if (__atomic_load_n(&strand_node.yield_limit, __ATOMIC_RELAXED) == 0)
         return;                 /* each rank has a core: keep it */
-    if (__atomic_load_n(&strand_node.wait_polls_after_yield, __ATOMIC_RELAXED) == 0)
-        sched_yield();
-    else
-        yield_announced(self);
+    yield_core(self, __atomic_load_n(&strand_node.wait_polls_after_yield, __ATOMIC_RELAXED));
 }
 
 void rank_wait_until(struct rank *self, rank_wait_cond done, void *arg)
