@@ -1,12 +1,19 @@
-/* The UCX network module (net.h): UCP active messages carry the wire
- * frames of wire.h, UCX's own rendezvous moves large messages, one UCP
- * worker per node process sleeps on its event fd between events.
+/* The UCX network module (net.h): UCP active messages and, for small
+ * eager frames, tagged messages carry the wire frames of wire.h, UCX's own
+ * rendezvous moves large messages, one UCP worker per node process sleeps
+ * on its event fd between events.
  * src/net/README.md and doc/architecture.md say why it is built this way.
  *
- * Frames. Every frame is one active message (AM_ID) whose header is
- * FRAME_HEADER_BYTES: the sending node's index and a sequence number
- * (little-endian u32 each), then the 48-byte header of wire.h, checked by
- * wire_decode_header like a TCP frame. Its data is the frame's payload
+ * Frames. Every frame starts with FRAME_HEADER_BYTES: the sending node's
+ * index and a sequence number (little-endian u32 each), then the 48-byte
+ * header of wire.h, checked by wire_decode_header like a TCP frame. An
+ * EAGER frame of up to TAGGED_PAYLOAD_MAX bytes whose payload follows its
+ * header is one tagged message (FRAME_TAG) with both as its data: UCX 1.13
+ * sends it with one send(), where an active message takes a sendmsg() with
+ * an iovec, and its tag matching is the faster in UCX's own ping-pongs
+ * (doc/performance.md §37). The receiver keeps TAGGED_SLOTS receives
+ * posted for them. Every other frame is one active message (AM_ID) with
+ * the FRAME_HEADER_BYTES as its header. Its data is the frame's payload
  * (EAGER, RMA_*), sent with UCP_AM_SEND_FLAG_EAGER, or, for RTS, the whole
  * message, sent with UCP_AM_SEND_FLAG_RNDV: the receiver gets the header
  * and a descriptor, and pulls the data (ucp_am_recv_data_nbx) when a
@@ -25,11 +32,13 @@
  * address in the job's key-value store (`ucx.<j>`, hex, in chunks); a node
  * fetches a peer's address when it first sends to it, creates an endpoint
  * and sends HELLO on it first. A node sends to a peer only on its own
- * endpoint, so all its frames to that peer keep their order (one endpoint,
- * one UCX active-message lane). The receiver checks the sequence numbers:
- * UCP does not promise this order for active messages, it is what its
- * transports do (its tag matching relies on the same), and a broken order
- * ends the job rather than misordering messages.
+ * endpoint. UCX keeps its tagged messages in order among themselves and
+ * its active messages among themselves (what its transports do; UCP does
+ * not promise it for active messages), not one kind against the other: a
+ * tagged frame that finds no slot posted waits in UCX's unexpected queue
+ * while later active messages are handed over. So the receiver runs each
+ * peer's frames in sequence order (frame_in_turn), and a frame seen twice
+ * ends the job.
  *
  * Threads. `ucx.lock` serializes the worker (UCS_THREAD_MODE_SERIALIZED)
  * and this module's state. The progress thread holds it whenever it is
@@ -57,6 +66,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +90,9 @@ enum {
     ADDRESS_CHUNK_BYTES = 200,                  /* address bytes per key: 400 hex digits */
     ADDRESS_MAX_BYTES = 64 << 10,
     PROGRESS_ROUNDS = 16,                       /* worker progress calls between deliveries */
+    TAGGED_PAYLOAD_MAX = 1024,                  /* larger eager frames go as active messages */
+    TAGGED_SLOTS = 8,                           /* receives kept posted for tagged frames */
+    FRAME_TAG = 1,                              /* the one tag, matched exactly */
 };
 
 /* ---- state ---- */
@@ -117,8 +130,10 @@ struct outgoing {
     const void *payload;            /* data[], or `owned` */
     void *owned;                    /* a payload lent by its owner: freed with the frame */
     unsigned char header[FRAME_HEADER_BYTES];
-    unsigned char data[];
+    unsigned char data[];           /* (right after the header: is_tagged sends both as one) */
 };
+_Static_assert(offsetof(struct outgoing, data) == offsetof(struct outgoing, header) + FRAME_HEADER_BYTES,
+               "an outgoing frame's payload follows its header");
 
 /* A rendezvous send from its RTS until UCX completed it (and, when it was
  * cancelled, until the receiver said whether it withdrew it). */
@@ -150,12 +165,15 @@ struct net_pull {                   /* a remote rendezvous message at the receiv
     char *temp;                     /* non-contiguous or truncated receive: the data lands here */
 };
 
+struct event;
+
 struct ucx_peer {                   /* net_peer.transport; all under ucx.lock but `queued` */
     atomic_int queued;              /* its frames handed over, not yet submitted */
     enum peer_state state;
     ucp_ep_h ep;                    /* ours to it */
     struct cds_list_head waiting;   /* frames queued while PEER_RESOLVING, in order */
-    uint32_t seq_out, seq_in;
+    uint32_t seq_out, seq_in;       /* the next frame's sequence number, to it and from it */
+    struct event *early;            /* its frames that came before their turn, by sequence number */
     bool hello_seen;                /* its HELLO arrived: its frames may follow */
     bool said_bye;                  /* it ended cleanly: frames to it are dropped (but BYE's answer) */
     bool awaiting_answer;           /* our BYE to it is not answered yet */
@@ -168,17 +186,29 @@ struct ucx_peer {                   /* net_peer.transport; all under ucx.lock bu
  * lock released. */
 enum event_kind { EV_FRAME, EV_PULL_DONE, EV_SEND_DONE, EV_FAILED, EV_BAD_FRAME };
 
+struct tagged_slot;
+
 struct event {
     struct event *next;
     enum event_kind kind;
     struct net_peer *peer;
     struct wire_frame frame;        /* EV_FRAME */
+    uint32_t seq;                   /* EV_FRAME: its sequence number (frame_in_turn) */
     void *data;                     /* EV_FRAME: payload (UCX's until released) or RTS descriptor */
     bool owned;                     /* data was copied (free, not ucp_am_data_release) */
+    struct tagged_slot *slot;       /* EV_FRAME sent by tag: data is in it; posted again at release */
     struct net_pull *pull;          /* EV_PULL_DONE */
     struct outgoing *sent;          /* EV_SEND_DONE */
     ucs_status_t status;
     const char *why;                /* EV_BAD_FRAME, EV_FAILED */
+};
+
+/* A receive kept posted for tagged frames (send_now): the whole frame,
+ * header and payload, lands in `buf`. */
+struct tagged_slot {
+    bool posted;                    /* its receive is UCX's */
+    void *request;                  /* the receive, once ucp_tag_recv_nbx returned it */
+    unsigned char buf[FRAME_HEADER_BYTES + TAGGED_PAYLOAD_MAX];
 };
 
 static struct {
@@ -209,6 +239,8 @@ static struct {
     bool bye_sent;
     int awaiting;                   /* peers with awaiting_answer or awaiting_bye */
     double bye_deadline;
+    struct tagged_slot slots[TAGGED_SLOTS];
+    bool slots_closed;              /* closing: slots are not posted again */
 } ucx = { .lock = LITE_LOCK_INIT };
 
 static struct net_peer unknown_peer = { .node = -1 };
@@ -239,15 +271,27 @@ static void describe_settings(char *out, size_t len)
 
 /* ---- events (recorded under the lock, run without it) ---- */
 
-static struct event *event_push(enum event_kind kind, struct net_peer *peer)
+static struct event *event_new(enum event_kind kind, struct net_peer *peer)
 {
     struct event *ev = calloc(1, sizeof *ev);
     if (ev == NULL)
         out_of_memory();
     ev->kind = kind;
     ev->peer = peer;
+    return ev;
+}
+
+static void event_append(struct event *ev)
+{
+    ev->next = NULL;
     *ucx.events_tail = ev;
     ucx.events_tail = &ev->next;
+}
+
+static struct event *event_push(enum event_kind kind, struct net_peer *peer)
+{
+    struct event *ev = event_new(kind, peer);
+    event_append(ev);
     return ev;
 }
 
@@ -357,6 +401,14 @@ static void rndv_sent(void *request, ucs_status_t status, void *user_data)
     ev->status = status;
 }
 
+/* A small EAGER frame whose payload follows its header: it goes as one
+ * tagged message (src/net/README.md says why). */
+static bool is_tagged(const struct outgoing *o)
+{
+    return o->rndv == NULL && o->payload == o->data && o->len <= TAGGED_PAYLOAD_MAX &&
+           o->header[8 + 3] == WIRE_EAGER;
+}
+
 /* Hands one frame to UCX on the peer's endpoint (PEER_OPEN). Returns
  * true when it left a request or an event for the progress thread. */
 static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
@@ -370,8 +422,14 @@ static bool outgoing_send(struct ucx_peer *ps, struct outgoing *o)
         .cb.send = s != NULL ? rndv_sent : eager_sent,
         .user_data = o,
     };
-    void *r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->payload,
-                                   s != NULL ? s->bytes : o->len, &param);
+    void *r;
+    if (is_tagged(o)) {
+        param.op_attr_mask &= ~(uint32_t)UCP_OP_ATTR_FIELD_FLAGS;
+        r = UCP(ucp_tag_send_nbx)(ps->ep, o->header, FRAME_HEADER_BYTES + o->len, FRAME_TAG, &param);
+    } else {
+        r = UCP(ucp_am_send_nbx)(ps->ep, AM_ID, o->header, FRAME_HEADER_BYTES, s != NULL ? s->data : o->payload,
+                                 s != NULL ? s->bytes : o->len, &param);
+    }
     if (r != NULL && !UCS_PTR_IS_ERR(r)) {
         if (s == NULL)
             ucx.in_flight++;
@@ -428,14 +486,33 @@ static bool outgoing_submit(struct outgoing *o)
     return false;
 }
 
+/* send_now's tagged frame: header and payload in one buffer, as UCX's
+ * tag protocol sends a contiguous buffer in one piece. */
+static bool send_tagged_now(struct ucx_peer *ps, const unsigned char *header, const void *data, size_t len)
+{
+    unsigned char frame[FRAME_HEADER_BYTES + TAGGED_PAYLOAD_MAX];
+    memcpy(frame, header, FRAME_HEADER_BYTES);
+    memcpy(frame + FRAME_HEADER_BYTES, data, len);
+    ucp_request_param_t param = { .op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL };
+    return UCP(ucp_tag_send_nbx)(ps->ep, frame, FRAME_HEADER_BYTES + len, FRAME_TAG, &param) == NULL;
+}
+
 /* The shortcut: a small contiguous eager frame to an open endpoint leaves
- * from the calling thread, straight from the caller's buffer, if UCX can
- * complete it at once (its short protocol). */
+ * from the calling thread, if UCX can complete it at once (its short
+ * protocol). Up to TAGGED_PAYLOAD_MAX bytes it goes as a tagged message
+ * (why: src/net/README.md), larger ones as an active message straight
+ * from the caller's buffer. */
 static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *data, size_t len)
 {
     if (ps->state != PEER_OPEN)
         return false;
     put32(header + 4, ps->seq_out);
+    if (len <= TAGGED_PAYLOAD_MAX) {
+        if (!send_tagged_now(ps, header, data, len))
+            return false;   /* not at once: the queued path sends it (as an active message) */
+        ps->seq_out++;
+        return true;
+    }
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL | UCP_OP_ATTR_FIELD_FLAGS,
         .flags = UCP_AM_SEND_FLAG_EAGER,
@@ -684,8 +761,9 @@ static void ucx_cancel_send(struct net_peer *peer, struct completion *done)
 
 /* ---- arrivals (UCX callbacks, progress thread, under the lock) ---- */
 
-/* Checks the frame header and the sender's sequence; returns the reason
- * it is unacceptable, or NULL with *f filled. */
+/* Checks the frame header; returns the reason it is unacceptable, or
+ * NULL with *f filled. A HELLO starts the sender's sequence; the other
+ * frames take their turn in it later (frame_in_turn). */
 static const char *frame_check(struct net_peer *from, const unsigned char *header, size_t length, bool rndv,
                                const ucp_am_recv_param_t *param, struct wire_frame *f)
 {
@@ -693,18 +771,15 @@ static const char *frame_check(struct net_peer *from, const unsigned char *heade
     const char *why = NULL;
     if (wire_decode_header(header + 8, WIRE_HEADER_BYTES, &ucx.limits, f, &why) != WIRE_OK)
         return why;
-    uint32_t seq = get32(header + 4);
     if (f->type == WIRE_HELLO) {
         if (ps->hello_seen || (int)f->b != from->node)
             return "unexpected HELLO";
         ps->hello_seen = true;
-        ps->seq_in = seq + 1;
+        ps->seq_in = get32(header + 4) + 1;
     } else if (f->type == WIRE_BYE && f->a == 1) {
         /* The answer to our BYE comes back on our own endpoint: no sequence. */
     } else if (!ps->hello_seen) {
         return "a frame before HELLO";
-    } else if (seq != ps->seq_in++) {
-        return "frames out of order (UCX did not keep the order of active messages)";
     }
     if (f->type == WIRE_CTS || f->type == WIRE_DATA)
         return "CTS or DATA frame (not used over UCX)";
@@ -717,6 +792,42 @@ static const char *frame_check(struct net_peer *from, const unsigned char *heade
     return NULL;
 }
 
+/* A frame's event joins the events to run in its sender's order: at once
+ * when it is the next in the sender's sequence (and then the frames that
+ * came early and follow it), else it waits in the peer's `early` list.
+ * Frames come early when a tagged frame before them waited in UCX's queue
+ * of unexpected tagged messages for a slot to be posted again (every
+ * tagged slot was taken): UCX keeps tagged messages in order among
+ * themselves, active messages among themselves, not one kind against the
+ * other. */
+static void frame_in_turn(struct net_peer *from, uint32_t seq, struct event *ev)
+{
+    struct ucx_peer *ps = from->transport;
+    ev->seq = seq;
+    uint32_t ahead = seq - ps->seq_in;
+    if (ahead == 0) {
+        event_append(ev);
+        ps->seq_in++;
+        while (ps->early != NULL && ps->early->seq == ps->seq_in) {
+            struct event *next = ps->early;
+            ps->early = next->next;
+            event_append(next);
+            ps->seq_in++;
+        }
+    } else if (ahead < UINT32_MAX / 2) {
+        struct event **at = &ps->early;
+        while (*at != NULL && (uint32_t)((*at)->seq - ps->seq_in) < ahead)
+            at = &(*at)->next;
+        if (*at != NULL && (*at)->seq == seq)
+            bad_frame(from, "a frame sent twice");
+        ev->next = *at;
+        *at = ev;
+    } else {
+        bad_frame(from, "a frame sent twice");
+        event_append(ev);   /* (its data is released with it) */
+    }
+}
+
 /* BYE a = 0: the peer's ranks all ended; it waits for our answer (BYE
  * a = 1) before it closes its endpoints, so that nothing it sent is still
  * unread here when its connections close (UCX's tcp transport shares one
@@ -726,7 +837,7 @@ static const char *frame_check(struct net_peer *from, const unsigned char *heade
  * events not run yet. So the answer goes now, on the endpoint UCX gives
  * for replies (valid in this callback only), and the goodbye is recorded
  * now: the end of its connection may be reported in this same progress call. */
-static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *f, ucp_ep_h reply_ep)
+static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *f, uint32_t seq, ucp_ep_h reply_ep)
 {
     struct ucx_peer *ps = from->transport;
     if (f->a == 0) {
@@ -747,7 +858,9 @@ static ucs_status_t bye_arrived(struct net_peer *from, const struct wire_frame *
         void *r = UCP(ucp_am_send_nbx)(reply_ep, AM_ID, o->header, FRAME_HEADER_BYTES, NULL, 0, &param);
         if (r == NULL || UCS_PTR_IS_ERR(r))
             eager_sent(NULL, UCS_OK, o);    /* sent, or it is gone already: nothing to report */
-        event_push(EV_FRAME, from)->frame = *f;     /* whoever waits for it is told (net_peer_ended) */
+        struct event *ev = event_new(EV_FRAME, from);
+        ev->frame = *f;
+        frame_in_turn(from, seq, ev);   /* whoever waits for it is told (net_peer_ended) */
     } else if (ps->awaiting_answer) {
         ps->awaiting_answer = false;
         ucx.awaiting--;
@@ -774,27 +887,102 @@ static ucs_status_t frame_arrived(void *arg, const void *header, size_t header_l
         bad_frame(from, why);
         return UCS_OK;
     }
+    uint32_t seq = get32((const unsigned char *)header + 4);
     if (f.type == WIRE_BYE)
-        return bye_arrived(from, &f, param->reply_ep);
+        return bye_arrived(from, &f, seq, param->reply_ep);
     if (f.type == WIRE_HELLO)
         return UCS_OK;
-    struct event *ev = event_push(EV_FRAME, from);
+    struct event *ev = event_new(EV_FRAME, from);
     ev->frame = f;
+    ucs_status_t kept = UCS_OK;
     if (rndv || length == 0) {
         ev->data = rndv ? data : NULL;
-        return rndv ? UCS_INPROGRESS : UCS_OK;
-    }
-    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        kept = rndv ? UCS_INPROGRESS : UCS_OK;
+    } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
         ev->data = data;        /* UCX keeps it until ucp_am_data_release */
-        return UCS_INPROGRESS;
+        kept = UCS_INPROGRESS;
+    } else {
+        /* (Not expected with UCP_AM_FLAG_PERSISTENT_DATA.) */
+        ev->data = malloc(length);
+        if (ev->data == NULL)
+            out_of_memory();
+        memcpy(ev->data, data, length);
+        ev->owned = true;
     }
-    /* (Not expected with UCP_AM_FLAG_PERSISTENT_DATA.) */
-    ev->data = malloc(length);
-    if (ev->data == NULL)
-        out_of_memory();
-    memcpy(ev->data, data, length);
-    ev->owned = true;
-    return UCS_OK;
+    frame_in_turn(from, seq, ev);
+    return kept;
+}
+
+/* ---- tagged frames (send_now) at the receiver ---- */
+
+static void slot_post(struct tagged_slot *slot);
+static _Noreturn void lost(struct net_peer *peer, const char *what, ucs_status_t status);
+
+/* A tagged frame of `length` bytes landed in `slot`: checked like an
+ * active message's; its event keeps the slot until it is released. */
+static void tagged_arrived(struct tagged_slot *slot, size_t length)
+{
+    const unsigned char *header = slot->buf;
+    uint32_t node = length >= FRAME_HEADER_BYTES ? get32(header) : UINT32_MAX;
+    if (node >= (uint32_t)ucx.job->nnodes || (int)node == ucx.job->node) {
+        bad_frame(&unknown_peer, "a tagged frame naming no other node process");
+        slot_post(slot);
+        return;
+    }
+    struct net_peer *from = &ucx.job->peers[node];
+    const ucp_am_recv_param_t no_attributes = { .recv_attr = 0 };
+    struct wire_frame f;
+    const char *why = frame_check(from, header, length - FRAME_HEADER_BYTES, false, &no_attributes, &f);
+    if (why == NULL && f.type != WIRE_EAGER)
+        why = "a tagged frame that is not EAGER";
+    if (why != NULL) {
+        bad_frame(from, why);
+        slot_post(slot);
+        return;
+    }
+    struct event *ev = event_new(EV_FRAME, from);
+    ev->frame = f;
+    ev->data = length > FRAME_HEADER_BYTES ? slot->buf + FRAME_HEADER_BYTES : NULL;
+    ev->slot = slot;
+    frame_in_turn(from, get32(header + 4), ev);
+}
+
+static void slot_received(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    struct tagged_slot *slot = user_data;
+    size_t length = info->length;   /* (info lives in the request: read it before the free) */
+    UCP(ucp_request_free)(request);
+    slot->posted = false;
+    slot->request = NULL;
+    if (status == UCS_ERR_CANCELED)
+        return;
+    if (status != UCS_OK) {
+        bad_frame(&unknown_peer, status == UCS_ERR_MESSAGE_TRUNCATED ? "a tagged frame larger than a slot"
+                                                                     : "a tagged receive failed");
+        return;
+    }
+    tagged_arrived(slot, length);
+}
+
+/* Under the lock, outside UCX's callbacks: posts the slot's receive. A
+ * tagged frame waiting in UCX's unexpected queue lands at once, through
+ * the callback all the same: UCX 1.13 does not fill the receive
+ * information it promises when a receive completes in the call. */
+static void slot_post(struct tagged_slot *slot)
+{
+    if (ucx.slots_closed)
+        return;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = slot_received,
+        .user_data = slot,
+    };
+    slot->posted = true;
+    void *r = UCP(ucp_tag_recv_nbx)(ucx.worker, slot->buf, sizeof slot->buf, FRAME_TAG, ~(ucp_tag_t)0, &param);
+    if (UCS_PTR_IS_ERR(r))
+        lost(&unknown_peer, "cannot post a receive for tagged frames", UCS_PTR_STATUS(r));
+    if (slot->posted)   /* (else the callback ran in the call and freed the request) */
+        slot->request = r;
 }
 
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
@@ -1007,7 +1195,9 @@ static void events_release(struct event *list)
 {
     while (list != NULL) {
         struct event *next = list->next;
-        if (list->kind == EV_FRAME && list->data != NULL) {
+        if (list->slot != NULL) {
+            slot_post(list->slot);
+        } else if (list->kind == EV_FRAME && list->data != NULL) {
             if (list->owned)
                 free(list->data);
             else
@@ -1519,7 +1709,7 @@ static int open_worker(char *why, size_t why_len)
     keep_interfaces_active(config);
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME,
-        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
         .name = "strand",
     };
     status = UCP(ucp_init_version)(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &ucx.context);
@@ -1549,6 +1739,8 @@ static int open_worker(char *why, size_t why_len)
     status = UCP(ucp_worker_set_am_recv_handler)(ucx.worker, &handler);
     if (status != UCS_OK)
         return fail(why, why_len, "cannot register the active-message handler", status);
+    for (int i = 0; i < TAGGED_SLOTS; i++)
+        slot_post(&ucx.slots[i]);
     ucp_address_t *addr;
     size_t len;
     status = UCP(ucp_worker_get_address)(ucx.worker, &addr, &len);
@@ -1634,8 +1826,18 @@ static void ucx_close(void)
         ps->ep = NULL;
     }
     /* What UCX still keeps for us: frames that came too late to be run,
-     * and messages nobody received (an erroneous program). */
+     * and messages nobody received (an erroneous program); and the posted
+     * slots, withdrawn (their callbacks run in a progress call). */
+    ucx.slots_closed = true;
+    for (int i = 0; i < TAGGED_SLOTS; i++)
+        if (ucx.slots[i].posted)
+            UCP(ucp_request_cancel)(ucx.worker, ucx.slots[i].request);
+    for (int i = 0; i < TAGGED_SLOTS; i++)
+        for (double until = net_now_seconds() + 1; ucx.slots[i].posted && net_now_seconds() < until;)
+            UCP(ucp_worker_progress)(ucx.worker);
     events_release(events_take());
+    for (int j = 0; j < ucx.job->nnodes; j++)
+        events_release(ucx.peers[j].early);
     struct net_pull *p, *next;
     cds_list_for_each_entry_safe(p, next, &ucx.unpulled, link) {
         cds_list_del(&p->link);

@@ -25,6 +25,7 @@
     X(ucp_worker_set_am_recv_handler) X(ucp_worker_flush_nbx)                                            \
     X(ucp_ep_create) X(ucp_ep_close_nbx)                                                                 \
     X(ucp_am_send_nbx) X(ucp_am_recv_data_nbx) X(ucp_am_data_release)                                    \
+    X(ucp_tag_send_nbx) X(ucp_tag_recv_nbx) X(ucp_request_cancel)                                        \
     X(ucp_request_free) X(ucp_request_check_status) X(ucs_status_string)
 
 struct ucx_api {
