@@ -509,7 +509,7 @@ static bool send_now(struct ucx_peer *ps, unsigned char *header, const void *dat
     put32(header + 4, ps->seq_out);
     if (len <= TAGGED_PAYLOAD_MAX) {
         if (!send_tagged_now(ps, header, data, len))
-            return false;   /* not at once: the queued path sends it (as an active message) */
+            return false;   /* not at once: the queued path sends it */
         ps->seq_out++;
         return true;
     }
