@@ -34,6 +34,7 @@
 #include "../src/net/layout.h"
 #include "foreign.h"
 #include "../src/core/apps.h"
+#include "../src/core/node_pid.h"
 #include "../src/util/cpus.h"
 #include "kvs.h"
 #include "remote.h"
@@ -1132,6 +1133,9 @@ static int run_single(char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Run by a rank of another job: the node processes of this one are
+     * node processes all the same (src/core/node_pid.h). */
+    unsetenv(NODE_PID_VARIABLE);
     if (argc > 1 && strcmp(argv[1], "--node-agent") == 0)
         node_agent_main(argc - 2, argv + 2);
     struct options o;

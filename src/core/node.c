@@ -19,8 +19,10 @@
 #include "../pt2pt/pt2pt.h"
 #include "../util/cpus.h"
 #include "core.h"
+#include "node_pid.h"
 
 struct node strand_node = { .forked_by_rank = -2 };
+extern char **environ;
 __thread struct rank *strand_self __attribute__((tls_model("initial-exec")));
 
 enum {
@@ -116,6 +118,56 @@ static size_t default_stack_size(void)
     if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
         return UNLIMITED_STACK_SIZE;
     return limit.rlim_cur < MIN_STACK_SIZE ? MIN_STACK_SIZE : (size_t)limit.rlim_cur;
+}
+
+/* The variables that make a process a node process of a job: set by
+ * mpiexec for the processes it starts, or by net_bootstrap from PMI. */
+static const char *const job_variables[] = {
+    "STRAND_NRANKS", "STRAND_NODES", "STRAND_NODE_INDEX", "STRAND_PPN", "STRAND_RANK_NODES",
+    "STRAND_NET_PORT", "STRAND_NET_HOSTS", "STRAND_KV_ADDR", "STRAND_JOB_ID", "STRAND_LAUNCHER_PID",
+    "STRAND_APPS", "STRAND_UNIVERSE_SIZE", "STRAND_BIND", "STRAND_PREFIX_OUTPUT", NODE_PID_VARIABLE,
+};
+
+static void job_environment_remove(void)
+{
+    for (size_t i = 0; i < sizeof job_variables / sizeof job_variables[0]; i++)
+        unsetenv(job_variables[i]);
+    /* STRAND_APP_<k>, one per MPMD app (src/core/apps.h) */
+    for (bool removed = true; removed;) {
+        removed = false;
+        for (char **e = environ; *e != NULL && !removed; e++) {
+            const char *eq = strchr(*e, '=');
+            if (strncmp(*e, "STRAND_APP_", 11) == 0 && eq != NULL) {
+                char name[64];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+                unsetenv(name);
+                removed = true;
+            }
+        }
+    }
+}
+
+/* Main thread, first thing: whether this process is the node process the
+ * job's environment was made for. A program a rank starts with fork and
+ * exec inherits that environment and would start as a node process of the
+ * same job, running every rank of it (HDF5's t_cache_image runs its serial
+ * steps so); under a process-per-rank MPI it runs once, as a process of
+ * its own. So a node process writes its pid into its environment, and a
+ * process that finds another pid there removes the job's variables and
+ * runs as a program started without mpiexec (a 1-rank job if it calls
+ * MPI_Init). Returns true for such an inheritor. mpiexec removes the pid
+ * from the environment of the node processes it starts. */
+static bool node_environment_inherited(void)
+{
+    char self[24];
+    snprintf(self, sizeof self, "%ld", (long)getpid());
+    const char *owner = getenv(NODE_PID_VARIABLE);
+    if (owner != NULL && strcmp(owner, self) != 0) {
+        job_environment_remove();
+        return true;
+    }
+    setenv(NODE_PID_VARIABLE, self, 1);
+    return false;
 }
 
 static void config_from_environment(struct node_config *cfg)
@@ -444,7 +496,10 @@ static _Noreturn void rank_thread_failed(int rank, int nranks, int error)
 int strand_node_run(int (*rank_main)(void *arg), void *arg)
 {
     struct node *n = &strand_node;
-    net_bootstrap();    /* under srun: PMI's job into the environment read next */
+    /* Under srun: PMI's job into the environment read next (not for an
+     * inheritor: the PMI connection is its parent's). */
+    if (!node_environment_inherited())
+        net_bootstrap();
     config_from_environment(&n->config);
     if (node_setup() != MPI_SUCCESS)
         strand_job_abort(1, "Strand MPI: out of memory while starting the ranks\n");
@@ -493,6 +548,7 @@ int node_start_singleton(void)
     struct node *n = &strand_node;
     if (n->forked_by_rank != -2)
         return MPI_ERR_OTHER;
+    (void)node_environment_inherited();
     config_from_environment(&n->config);
     if (n->config.nranks > 1)
         strand_job_abort(1,
